@@ -1,0 +1,19 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+  name: "Zephyr",
+  platforms: [.iOS(.v17), .macOS(.v14), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
+  products: [
+    .library(name: "Zephyr", targets: ["Zephyr"]),
+    .library(name: "ZephyrTesting", targets: ["ZephyrTesting"]),
+    .executable(name: "zephyr-demo", targets: ["zephyr-demo"]),
+  ],
+  targets: [
+    .target(name: "Zephyr"),
+    .target(name: "ZephyrTesting", dependencies: ["Zephyr"]),
+    .executableTarget(name: "zephyr-demo", dependencies: ["Zephyr", "ZephyrTesting"], path: "Examples/zephyr-demo"),
+    .testTarget(name: "ZephyrTests", dependencies: ["Zephyr", "ZephyrTesting"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,108 @@
+import Foundation
+
+/// A coordinator's state, guarded by its lock.
+struct EngineState {
+  var configuration: SyncConfiguration
+  var deviceID: String
+  var ledger: Ledger
+  var ledgerDirty = false
+  var monitoredKeys: Set<String> = []
+  var status: SyncStatus
+  /// Called just before a pulled value is written. For tests that edit locally while a
+  /// pull is being decided.
+  var beforePullWrite: (@Sendable (String) -> Void)?
+
+  // Effects of the running operation, released after the lock.
+  private var logs: [LogMessage] = []
+  private var changedKeys: Set<String> = []
+
+  static let deviceIDKey = "Zephyr.deviceID"
+  static let ledgerIDKey = "Zephyr.ledgerID"
+
+  /// Reads the device id and the ledger, creating either when missing.
+  static func load(domain: UserDefaultsDomain, ledgerFile: LedgerFile, configuration: SyncConfiguration)
+    -> EngineState
+  {
+    let deviceID: String
+    if let configured = configuration.deviceID {
+      deviceID = configured
+    } else if let stored = domain.bookkeepingString(forKey: deviceIDKey), !stored.isEmpty {
+      deviceID = stored
+    } else {
+      deviceID = randomID(length: 6)
+      domain.setBookkeepingString(deviceID, forKey: deviceIDKey)
+    }
+
+    var status = SyncStatus(limits: configuration.limits)
+    var ledger: Ledger
+    if let epoch = domain.bookkeepingString(forKey: ledgerIDKey), !epoch.isEmpty {
+      ledger = Ledger(epoch: epoch)
+      do {
+        if let stored = try ledgerFile.load() {
+          if stored.epoch == epoch {
+            ledger = stored
+          } else {
+            status.notes.append("ledger belongs to another copy of this domain: discarded, no history")
+          }
+        }
+      } catch {
+        status.notes.append("ledger unreadable (\(error)): discarded, no history")
+      }
+    } else {
+      // A new or reset domain: whatever a ledger file says describes values it no longer has.
+      ledger = Ledger(epoch: randomID(length: 12))
+      domain.setBookkeepingString(ledger.epoch, forKey: ledgerIDKey)
+    }
+    var state = EngineState(configuration: configuration, deviceID: deviceID, ledger: ledger, status: status)
+    for note in status.notes { state.warn(note) }
+    return state
+  }
+
+  private static func randomID(length: Int) -> String {
+    let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
+    return String((0..<length).map { _ in alphabet.randomElement() ?? "z" })
+  }
+
+  // MARK: Recording
+
+  mutating func debug(_ text: @autoclosure () -> String) {
+    guard configuration.debugEnabled else { return }
+    logs.append(LogMessage(level: .debug, text: text()))
+  }
+
+  mutating func warn(_ text: String) {
+    logs.append(LogMessage(level: .warning, text: text))
+  }
+
+  /// Records that `key` was left alone, and why.
+  mutating func refuse(_ key: String, _ reason: RefusalReason) {
+    if status.refusedKeys[key] != reason { warn("refused key \(key): \(reason)") }
+    status.refusedKeys[key] = reason
+  }
+
+  mutating func noteLocalChange(_ key: String) {
+    changedKeys.insert(key)
+  }
+
+  mutating func setLedger(_ key: String, _ entry: LedgerEntry) {
+    if ledger[key] != entry {
+      ledger[key] = entry
+      ledgerDirty = true
+    }
+  }
+
+  /// What the operation leaves to do once the lock is released.
+  struct Effects {
+    var logs: [LogMessage]
+    var changedKeys: Set<String>
+    var logHandler: LogHandler?
+  }
+
+  mutating func takeEffects() -> Effects {
+    defer {
+      logs = []
+      changedKeys = []
+    }
+    return Effects(logs: logs, changedKeys: changedKeys, logHandler: configuration.logHandler)
+  }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+#if canImport(os)
+  import os
+#endif
+
+/// One line of Zephyr's log.
+public struct LogMessage: Sendable, Equatable, CustomStringConvertible {
+  /// How much a message matters.
+  public enum Level: String, Sendable, Equatable {
+    /// A decision, logged only when `debugEnabled` is on: `pull font g4 (remote newer)`.
+    case debug
+    /// Something the developer should act on, always logged: `refused key …: 71 bytes > 64`.
+    case warning
+  }
+
+  /// How much the message matters.
+  public var level: Level
+  /// The message, written as a decision a developer can act on.
+  public var text: String
+
+  /// Creates a message.
+  public init(level: Level, text: String) {
+    self.level = level
+    self.text = text
+  }
+
+  /// `"[Zephyr] text"`, with `warning:` before warnings.
+  public var description: String {
+    level == .warning ? "[Zephyr] warning: \(text)" : "[Zephyr] \(text)"
+  }
+}
+
+/// Receives Zephyr's log messages; see ``SyncConfiguration/logHandler``. Called after the
+/// coordinator released its lock, so it may call back into the coordinator.
+public typealias LogHandler = @Sendable (LogMessage) -> Void
+
+/// Where messages go when no ``LogHandler`` is set.
+enum DefaultLogSink {
+  static func write(_ message: LogMessage) {
+    #if canImport(os)
+      let logger = Logger(subsystem: "Zephyr", category: "sync")
+      switch message.level {
+      case .debug: logger.debug("\(message.text, privacy: .public)")
+      case .warning: logger.warning("\(message.text, privacy: .public)")
+      }
+    #else
+      FileHandle.standardError.write(Data((message.description + "\n").utf8))
+    #endif
+  }
+}

@@ -1,0 +1,87 @@
+import Foundation
+
+/// A 64-bit hash of a value's canonical encoding, stored in the ledger instead of the
+/// value itself.
+///
+/// The canonical encoding is what survives a round trip through every platform's
+/// persistence: dictionary keys are sorted, NaNs are one NaN, and dates are floored to
+/// whole seconds (swift-corelibs-foundation writes defaults as XML with whole-second
+/// dates, so `5.123` reads back as `5.0` in the next process). A value read back after a
+/// restart therefore fingerprints the same as the value that was written.
+struct Fingerprint: Hashable, Sendable {
+  var rawValue: UInt64
+}
+
+extension PropertyListValue {
+  /// The value's fingerprint; equal fingerprints mean "the same value" to Zephyr.
+  var fingerprint: Fingerprint {
+    var hasher = FNV1a()
+    feed(into: &hasher)
+    return Fingerprint(rawValue: hasher.state)
+  }
+
+  /// Whether two values are the same value once persisted (see ``fingerprint``).
+  func isSameValue(as other: PropertyListValue) -> Bool {
+    fingerprint == other.fingerprint
+  }
+
+  private func feed(into hasher: inout FNV1a) {
+    switch self {
+    case .string(let value):
+      hasher.byte(1)
+      hasher.string(value)
+    case .integer(let value):
+      hasher.byte(2)
+      hasher.word(UInt64(bitPattern: value))
+    case .unsignedInteger(let value):
+      hasher.byte(2)
+      hasher.word(value)
+    case .double(let value):
+      hasher.byte(3)
+      hasher.word(value.isNaN ? Double.nan.bitPattern : (value == 0 ? 0 : value.bitPattern))
+    case .bool(let value):
+      hasher.byte(value ? 5 : 4)
+    case .date(let value):
+      hasher.byte(6)
+      let seconds = value.timeIntervalSince1970.rounded(.down)
+      hasher.word(UInt64(bitPattern: seconds.isFinite ? Int64(exactly: seconds) ?? 0 : 0))
+    case .data(let value):
+      hasher.byte(7)
+      hasher.word(UInt64(value.count))
+      for byte in value { hasher.byte(byte) }
+    case .array(let value):
+      hasher.byte(8)
+      hasher.word(UInt64(value.count))
+      for element in value { element.feed(into: &hasher) }
+    case .dictionary(let value):
+      hasher.byte(9)
+      hasher.word(UInt64(value.count))
+      for key in value.keys.sorted() {
+        hasher.string(key)
+        value[key]?.feed(into: &hasher)
+      }
+    }
+  }
+}
+
+/// 64-bit FNV-1a: small, stable across processes and platforms (unlike `Hasher`).
+struct FNV1a {
+  private(set) var state: UInt64 = 0xcbf2_9ce4_8422_2325
+
+  mutating func byte(_ byte: UInt8) {
+    state = (state ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+  }
+
+  mutating func word(_ word: UInt64) {
+    var remaining = word
+    for _ in 0..<8 {
+      byte(UInt8(truncatingIfNeeded: remaining))
+      remaining >>= 8
+    }
+  }
+
+  mutating func string(_ text: String) {
+    word(UInt64(text.utf8.count))
+    for byte in text.utf8 { self.byte(byte) }
+  }
+}

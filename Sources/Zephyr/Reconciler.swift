@@ -1,0 +1,198 @@
+import Foundation
+
+/// Which side wins when both sides changed a key to different values and no resolver
+/// decides.
+public enum MismatchPolicy: Sendable, Equatable {
+  /// Keep the local value and push it (what `sync()` does).
+  case preferLocal
+  /// Take the store's value (what an inbound store event does).
+  case preferRemote
+}
+
+/// What a ``ConflictResolver`` decides for one key.
+public enum ConflictResolution: Sendable, Equatable {
+  /// Keep the local state and push it.
+  case keepLocal
+  /// Take the store's state.
+  case keepRemote
+  /// Write this value on both sides.
+  case merged(PropertyListValue)
+}
+
+/// Both sides of a conflict, handed to a ``ConflictResolver``. `nil` means deleted.
+public struct Conflict: Sendable, Equatable {
+  /// The synced key.
+  public var key: String
+  /// The local value, or `nil` when the key was deleted locally.
+  public var local: PropertyListValue?
+  /// The store's value, or `nil` when the store holds a tombstone.
+  public var remote: PropertyListValue?
+}
+
+/// Decides a conflict for one key. Must be a pure, fast function: it runs while the
+/// coordinator holds its lock.
+public typealias ConflictResolver = @Sendable (Conflict) -> ConflictResolution
+
+/// The outcome of reconciling one key: a value, not a side effect.
+enum SyncAction: Sendable, Equatable {
+  /// Why a push or pull happens, for the decision log.
+  enum Reason: String, Sendable {
+    case localEdit = "local edit"
+    case firstUpload = "first upload"
+    case absentFromStore = "absent from store"
+    case storeLostWrite = "store lost our write"
+    case conflictLocalWins = "conflict, local wins"
+    case conflictRemoteWins = "conflict, remote wins"
+    case resolverMerged = "conflict, resolver merged"
+    case remoteNewer = "remote newer"
+    case cloudHistory = "cloud history beats never-synced device"
+    case foreignWrite = "foreign write"
+  }
+
+  /// Nothing to do, and no store write.
+  case none
+  /// Write `value` to the store at `generation`, a tombstone when `value` is `nil` (and
+  /// write it locally too, for a merged value).
+  case push(generation: UInt64, value: PropertyListValue?, reason: Reason)
+  /// Apply the store's content locally; the ledger takes `generation`.
+  case pull(generation: UInt64, content: SyncRecord.Content, reason: Reason)
+  /// Both sides already hold the same state: the ledger takes `generation`, no write.
+  case adopt(generation: UInt64)
+  /// Leave the key alone and report why.
+  case skip(reason: String)
+}
+
+/// The merge rules of DESIGN §4, as one pure function per key.
+///
+/// Read top to bottom, this is the rules table: it looks only at the local value, the
+/// store's state, the ledger's agreed state and the policy, and returns a ``SyncAction``.
+/// All I/O happens elsewhere.
+enum Reconciler {
+  static func decide(
+    key: String,
+    local: PropertyListValue?,
+    remote: RemoteState,
+    ledger: LedgerEntry?,
+    policy: MismatchPolicy,
+    resolver: ConflictResolver? = nil
+  ) -> SyncAction {
+    let record: SyncRecord?
+    switch remote {
+    case .unsupported(let version):
+      return .skip(reason: "store holds record format \(version), newer than this Zephyr")
+    case .absent, .malformed:
+      record = nil
+    case .record(let stored):
+      record = stored
+    case .foreign(let value):
+      record = foreignRecord(value, ledger: ledger)
+    }
+
+    let agreedGeneration = ledger?.generation ?? 0
+    // A key with no history counts as changed when present.
+    let localChanged = isLocallyChanged(local, ledger: ledger)
+    let localContent = local.map(SyncRecord.Content.value)
+
+    guard let record else {
+      // Absence tells nothing: never a delete.
+      if localChanged {
+        let reason: SyncAction.Reason = ledger == nil ? .firstUpload : .localEdit
+        return .push(generation: Generation.next(after: agreedGeneration), value: local, reason: reason)
+      }
+      if local != nil {
+        return .push(generation: max(agreedGeneration, 1), value: local, reason: .absentFromStore)
+      }
+      return .none
+    }
+
+    let sameState = sameContent(localContent, record.content)
+    guard let ledger else {
+      if local == nil { return .pull(generation: record.generation, content: record.content, reason: .remoteNewer) }
+      if sameState { return .adopt(generation: record.generation) }
+      if record.generation == 0 {
+        // A foreign value meets a never-synced local value: a plain conflict.
+        return resolveConflict(key: key, local: local, record: record, policy: policy, resolver: resolver)
+      }
+      return .pull(generation: record.generation, content: record.content, reason: .cloudHistory)
+    }
+
+    if record.generation < ledger.generation {
+      // The store's last-writer-wins dropped our write: publish our state again.
+      if localChanged {
+        return .push(generation: Generation.next(after: agreedGeneration), value: local, reason: .localEdit)
+      }
+      return .push(generation: max(agreedGeneration, 1), value: local, reason: .storeLostWrite)
+    }
+    let remoteChanged = record.generation > ledger.generation || !ledger.agrees(with: record.content)
+
+    switch (localChanged, remoteChanged) {
+    case (false, false):
+      return .none
+    case (true, false):
+      return .push(
+        generation: Generation.next(after: max(agreedGeneration, record.generation)), value: local,
+        reason: .localEdit)
+    case (false, true):
+      let reason: SyncAction.Reason = remote.isForeign ? .foreignWrite : .remoteNewer
+      return .pull(generation: record.generation, content: record.content, reason: reason)
+    case (true, true):
+      if sameState { return .adopt(generation: record.generation) }
+      return resolveConflict(key: key, local: local, record: record, policy: policy, resolver: resolver)
+    }
+  }
+
+  /// Whether the local state differs from the agreed one; with no history, whether the
+  /// key is present.
+  static func isLocallyChanged(_ local: PropertyListValue?, ledger: LedgerEntry?) -> Bool {
+    ledger.map { !$0.agrees(with: local) } ?? (local != nil)
+  }
+
+  /// A foreign value read as a record: one generation above the ledger when it differs
+  /// from the agreed state, the agreed generation when it matches, 0 with no history.
+  static func foreignRecord(_ value: PropertyListValue, ledger: LedgerEntry?) -> SyncRecord {
+    let generation: UInt64
+    if let ledger {
+      generation = ledger.agrees(with: value) ? ledger.generation : Generation.next(after: ledger.generation)
+    } else {
+      generation = 0
+    }
+    return SyncRecord(generation: generation, origin: "foreign", content: .value(value))
+  }
+
+  private static func resolveConflict(
+    key: String, local: PropertyListValue?, record: SyncRecord, policy: MismatchPolicy, resolver: ConflictResolver?
+  ) -> SyncAction {
+    let next = Generation.next(after: record.generation)
+    let resolution: ConflictResolution
+    if let resolver {
+      let remoteValue: PropertyListValue? =
+        if case .value(let value) = record.content { value } else { nil }
+      resolution = resolver(Conflict(key: key, local: local, remote: remoteValue))
+    } else {
+      resolution = policy == .preferLocal ? .keepLocal : .keepRemote
+    }
+    switch resolution {
+    case .keepLocal:
+      return .push(generation: next, value: local, reason: .conflictLocalWins)
+    case .keepRemote:
+      return .pull(generation: record.generation, content: record.content, reason: .conflictRemoteWins)
+    case .merged(let value):
+      return .push(generation: next, value: value, reason: .resolverMerged)
+    }
+  }
+
+  private static func sameContent(_ local: SyncRecord.Content?, _ remote: SyncRecord.Content) -> Bool {
+    switch (local, remote) {
+    case (nil, .deleted), (.deleted?, .deleted): true
+    case (.value(let a)?, .value(let b)): a.isSameValue(as: b)
+    default: false
+    }
+  }
+}
+
+extension RemoteState {
+  var isForeign: Bool {
+    if case .foreign = self { return true }
+    return false
+  }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// Why Zephyr left a key alone. Every refusal is logged as a warning and listed in
+/// ``SyncStatus/refusedKeys`` until the key syncs again; the local value is never touched.
+public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
+  /// The key is longer than the store allows (iCloud raises an exception for these).
+  case keyTooLong(bytes: Int, limit: Int)
+  /// The key is a system key (`Apple…`, `NS…`, `com.apple.…`, …), never synced.
+  case systemKey
+  /// The key is one of Zephyr's own bookkeeping keys (`Zephyr.…`, `ZephyrSyncKey`).
+  case bookkeepingKey
+  /// The local value is not a property-list value.
+  case notPropertyList
+  /// The store holds a broken record for the key; Zephyr treats it as absent.
+  case malformedRecord(String)
+  /// The store holds a record of a newer format; Zephyr leaves it alone.
+  case unsupportedFormat(String)
+  /// The record would not fit: it needs `needed` bytes and only `available` are left.
+  case overQuota(needed: Int, available: Int)
+  /// Adding the key would exceed the store's key count.
+  case tooManyKeys(limit: Int)
+
+  /// A sentence fragment for logs and the status table: `71 bytes > 64`.
+  public var description: String {
+    switch self {
+    case .keyTooLong(let bytes, let limit): "key is \(bytes) bytes > \(limit)"
+    case .systemKey: "system key, never synced"
+    case .bookkeepingKey: "Zephyr bookkeeping key, never synced"
+    case .notPropertyList: "value is not a property-list type"
+    case .malformedRecord(let reason): "malformed record in store (\(reason))"
+    case .unsupportedFormat(let tag): "record format \(tag) is newer than this Zephyr"
+    case .overQuota(let needed, let available): "needs \(needed) bytes, \(available) left"
+    case .tooManyKeys(let limit): "store already holds \(limit) keys"
+    }
+  }
+}
+
+/// Which keys Zephyr never syncs, whatever the app asks.
+enum KeyPolicy {
+  /// Prefixes of keys that the system and frameworks write into every app's domain.
+  static let systemPrefixes = ["Apple", "NS", "com.apple.", "WebKit", "METAL_", "INNext", "PKKeychain", "AKLast"]
+  /// Zephyr's own keys, of every version, live under this prefix.
+  static let bookkeepingPrefix = "Zephyr."
+  /// Zephyr 4's whole-store timestamp; removed from the store, never synced.
+  static let legacySyncKey = "ZephyrSyncKey"
+
+  /// The reason `key` is never synced, or `nil` when it may be.
+  static func exclusion(of key: String) -> RefusalReason? {
+    if key == legacySyncKey || key.hasPrefix(bookkeepingPrefix) { return .bookkeepingKey }
+    if systemPrefixes.contains(where: key.hasPrefix) { return .systemKey }
+    return nil
+  }
+
+  /// The reason `key` cannot be written to a store with `limits`, or `nil`.
+  static func refusal(of key: String, limits: StoreLimits) -> RefusalReason? {
+    if let exclusion = exclusion(of: key) { return exclusion }
+    let bytes = key.utf8.count
+    if bytes > limits.maximumKeyBytes { return .keyTooLong(bytes: bytes, limit: limits.maximumKeyBytes) }
+    return nil
+  }
+}

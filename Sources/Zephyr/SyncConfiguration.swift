@@ -1,0 +1,75 @@
+import Foundation
+
+/// How a ``SyncCoordinator`` behaves.
+///
+/// ```swift
+/// var configuration = SyncConfiguration()
+/// configuration.debugEnabled = true
+/// configuration.tombstoneLifetime = 90 * 24 * 60 * 60
+/// let coordinator = SyncCoordinator(defaults: .standard, store: UbiquitousStore.default,
+///                                   configuration: configuration)
+/// ```
+public struct SyncConfiguration: Sendable {
+  /// This device's short, stable id, written into every record it pushes. When `nil`,
+  /// Zephyr generates one (six lowercase letters and digits) on first use and persists it
+  /// in the synced suite under a bookkeeping key that is never synced.
+  public var deviceID: String?
+
+  /// Whether every decision is logged (`push theme g7 (local edit)`). Warnings, such as
+  /// a refused key, are logged either way.
+  public var debugEnabled: Bool
+
+  /// Whether the store's `synchronize()` is called once after each batch that wrote to
+  /// it. On by default, as Apple recommends after changing values.
+  public var synchronizeOnChange: Bool
+
+  /// How long a tombstone stays in the store before `sync()` removes it to give its key
+  /// back; `nil` keeps tombstones forever.
+  ///
+  /// > Warning: a device that stays offline longer than this, still holding the value,
+  /// > pushes it again when it returns: the delete is undone. Choose a lifetime longer
+  /// > than any device is likely to stay away.
+  public var tombstoneLifetime: TimeInterval?
+
+  /// The limits checked before every store write. ``StoreLimits/iCloud`` by default.
+  public var limits: StoreLimits
+
+  /// Decides conflicts (both sides changed a key to different values). When `nil`,
+  /// `sync()` keeps the local value and an inbound store event takes the remote one.
+  public var conflictResolver: ConflictResolver?
+
+  /// Receives log messages. When `nil`, messages go to `os.Logger` (subsystem
+  /// `Zephyr`) on Apple platforms and to standard error elsewhere.
+  public var logHandler: LogHandler?
+
+  /// The folder for the ledger file. When `nil`, the user's Application Support folder
+  /// (`~/.local/share` on Linux), subfolder `Zephyr`.
+  public var ledgerDirectory: URL?
+
+  /// The clock used for tombstone dates, status times and tombstone expiry. Tests inject
+  /// one; generations never depend on it.
+  public var clock: @Sendable () -> Date
+
+  /// Creates a configuration; every parameter has the default described on its property.
+  public init(
+    deviceID: String? = nil,
+    debugEnabled: Bool = false,
+    synchronizeOnChange: Bool = true,
+    tombstoneLifetime: TimeInterval? = nil,
+    limits: StoreLimits = .iCloud,
+    conflictResolver: ConflictResolver? = nil,
+    logHandler: LogHandler? = nil,
+    ledgerDirectory: URL? = nil,
+    clock: @escaping @Sendable () -> Date = { Date() }
+  ) {
+    self.deviceID = deviceID
+    self.debugEnabled = debugEnabled
+    self.synchronizeOnChange = synchronizeOnChange
+    self.tombstoneLifetime = tombstoneLifetime
+    self.limits = limits
+    self.conflictResolver = conflictResolver
+    self.logHandler = logHandler
+    self.ledgerDirectory = ledgerDirectory
+    self.clock = clock
+  }
+}

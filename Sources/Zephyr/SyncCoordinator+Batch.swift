@@ -1,0 +1,153 @@
+import Foundation
+
+extension SyncCoordinator {
+  /// Decides every key with the ``Reconciler`` and carries the actions out: store writes,
+  /// `UserDefaults` writes, ledger updates, one `synchronize()` for the batch.
+  func reconcile(
+    _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
+    policy: MismatchPolicy, _ state: inout EngineState
+  ) {
+    let now = state.configuration.clock()
+    var storeWrites = 0
+    var pulls = 0
+    for key in keys {
+      let remoteState = RemoteState(storeValue: remote[key])
+      if case .malformed(let reason) = remoteState {
+        state.refuse(key, .malformedRecord(reason))
+      }
+      let action = Reconciler.decide(
+        key: key, local: local[key], remote: remoteState, ledger: state.ledger[key], policy: policy,
+        resolver: state.configuration.conflictResolver)
+      switch action {
+      case .none:
+        continue
+      case .adopt(let generation):
+        state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(local[key])))
+        state.debug("adopt \(key) g\(generation) (same value on both sides)")
+      case .push(let generation, let value, let reason):
+        let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(now)
+        let record = SyncRecord(generation: generation, origin: state.deviceID, content: content)
+        store.setValue(record.encoded, forKey: key)
+        storeWrites += 1
+        if reason == .resolverMerged, let value {
+          domain.set(value, forKey: key)
+          state.noteLocalChange(key)
+        }
+        state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(value)))
+        state.status.refusedKeys[key] = nil
+        state.debug("push \(key) g\(generation) \(value.map(\.logDescription) ?? "deleted") (\(reason.rawValue))")
+      case .pull(let generation, let content, let reason):
+        if applyPull(key, content: content, decidedLocal: local[key], &state) {
+          state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(content)))
+          state.status.refusedKeys[key] = nil
+          pulls += 1
+          state.debug("pull \(key) g\(generation) \(Self.describe(content)) (\(reason.rawValue))")
+        }
+      case .skip(let reason):
+        if case .unsupported(let version) = remoteState {
+          state.refuse(key, .unsupportedFormat(version))
+        } else {
+          state.warn("skipped \(key): \(reason)")
+        }
+      }
+    }
+    if storeWrites > 0 {
+      state.status.lastPush = now
+      if state.configuration.synchronizeOnChange { store.synchronize() }
+    }
+    if pulls > 0 { state.status.lastPull = now }
+  }
+
+  /// Writes a pulled state into `UserDefaults`, unless the key was edited locally after
+  /// the pull was decided: that edit wins and is pushed by the next round.
+  private func applyPull(
+    _ key: String, content: SyncRecord.Content, decidedLocal: PropertyListValue?, _ state: inout EngineState
+  ) -> Bool {
+    state.beforePullWrite?(key)
+    let current = domain.value(forKey: key)
+    guard Self.agreed(current) == Self.agreed(decidedLocal) else {
+      state.debug("keep \(key): edited locally while its pull was decided")
+      return false
+    }
+    switch content {
+    case .value(let value):
+      if current.map({ !$0.isSameValue(as: value) }) ?? true {
+        domain.set(value, forKey: key)
+        state.noteLocalChange(key)
+      }
+    case .deleted:
+      if current != nil {
+        domain.remove(forKey: key)
+        state.noteLocalChange(key)
+      }
+    }
+    return true
+  }
+
+  /// Applies an inbound store event to the monitored keys.
+  func handle(_ change: ExternalChange, _ state: inout EngineState) {
+    let now = state.configuration.clock()
+    state.status.lastEvent = SyncStatus.Event(reason: change.reason, date: now, keyCount: change.keys?.count)
+    switch change.reason {
+    case .quotaViolation:
+      state.status.lastQuotaViolation = now
+      state.warn("the store reported a quota violation: writes were dropped; see status for sizes")
+      return
+    case .accountChange:
+      state.status.lastAccountChange = now
+      state.ledger.entries.removeAll()
+      state.ledgerDirty = true
+      state.warn("the iCloud account changed: history reset, the new account's values win conflicts")
+      // Every monitored key is reconciled below with no history, which covers pending edits.
+      mailbox.withLock { $0.localEditsPending = false }
+    case .serverChange, .initialSync:
+      // Edits the app made before this event are pushed first, so the pull cannot undo them.
+      pushPendingLocalEdits(&state)
+    }
+    let monitored = state.monitoredKeys
+    let keys = change.keys.map { monitored.intersection($0) } ?? monitored
+    guard !keys.isEmpty else {
+      state.debug("\(change.reason) event: no monitored key named, nothing to do")
+      return
+    }
+    state.debug("\(change.reason) event: \(keys.count) monitored key(s)")
+    let sorted = keys.sorted()
+    reconcile(
+      sorted, local: domain.values(forKeys: sorted), remote: storeValues(sorted), policy: .preferRemote, &state)
+  }
+
+  /// Diffs the monitored keys against the ledger, if a `didChangeNotification` said
+  /// something changed, and pushes what did.
+  func pushPendingLocalEdits(_ state: inout EngineState) {
+    let pending = mailbox.withLock { mailbox -> Bool in
+      defer { mailbox.localEditsPending = false }
+      return mailbox.localEditsPending
+    }
+    guard pending, !state.monitoredKeys.isEmpty else { return }
+    let local = domain.values(forKeys: state.monitoredKeys)
+    let edited = state.monitoredKeys.filter { key in
+      Reconciler.isLocallyChanged(local[key], ledger: state.ledger[key])
+    }.sorted()
+    guard !edited.isEmpty else { return }
+    state.debug("local edit of \(edited.count) monitored key(s)")
+    reconcile(edited, local: local, remote: storeValues(edited), policy: .preferLocal, &state)
+  }
+
+  static func agreed(_ value: PropertyListValue?) -> LedgerEntry.Agreed {
+    value.map { .value($0.fingerprint) } ?? .deleted
+  }
+
+  static func agreed(_ content: SyncRecord.Content) -> LedgerEntry.Agreed {
+    switch content {
+    case .value(let value): .value(value.fingerprint)
+    case .deleted: .deleted
+    }
+  }
+
+  private static func describe(_ content: SyncRecord.Content) -> String {
+    switch content {
+    case .value(let value): value.logDescription
+    case .deleted: "deleted"
+    }
+  }
+}

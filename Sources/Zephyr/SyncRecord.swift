@@ -1,0 +1,129 @@
+import Foundation
+
+/// What one store key holds for one synced key: a generation, the device that wrote it,
+/// and either the value or a tombstone.
+///
+/// Encoded as a four-element property-list array so that the overhead over the bare
+/// value stays small (about 20 bytes as a binary plist):
+///
+/// ```
+/// ["z1",  7, "k3f9qa", <value>]          a value at generation 7 written by device k3f9qa
+/// ["z1d", 8, "b7d2mx", <deletion date>]  a tombstone at generation 8
+/// ```
+///
+/// The first element is the format tag: `z` + format version (+ `d` for a tombstone).
+/// A store value that is not record-shaped is a *foreign write* (see ``RemoteState``).
+struct SyncRecord: Sendable, Equatable {
+  /// The record's content: a value, or the date it was deleted.
+  enum Content: Sendable, Equatable {
+    case value(PropertyListValue)
+    case deleted(Date)
+  }
+
+  /// The logical generation, 1 through ``Generation/maximum``.
+  var generation: UInt64
+  /// The short id of the device that wrote the record.
+  var origin: String
+  var content: Content
+
+  static let formatVersion = 1
+  static let valueTag = "z1"
+  static let tombstoneTag = "z1d"
+  /// Longest origin id accepted when decoding.
+  static let maximumOriginLength = 64
+
+  /// The record as the store holds it.
+  var encoded: PropertyListValue {
+    switch content {
+    case .value(let value):
+      .array([.string(Self.valueTag), .integer(Int64(generation)), .string(origin), value])
+    case .deleted(let date):
+      .array([.string(Self.tombstoneTag), .integer(Int64(generation)), .string(origin), .date(date)])
+    }
+  }
+}
+
+/// Logical generations: Lamport counters, never wall-clock time.
+enum Generation {
+  /// The largest generation Zephyr reads or writes (2^53, exact in a `Double`). A record
+  /// claiming more is absurd and refused, so `+ 1` can never overflow.
+  static let maximum: UInt64 = 1 << 53
+
+  /// `value + 1`, held at ``maximum``.
+  static func next(after value: UInt64) -> UInt64 {
+    min(value, maximum - 1) + 1
+  }
+}
+
+/// What the store holds for a key, as the reconciler sees it.
+enum RemoteState: Sendable, Equatable {
+  /// The store has no value for the key. Absence tells nothing: it is never a delete.
+  case absent
+  /// A valid Zephyr record.
+  case record(SyncRecord)
+  /// A value that is not a record: written by Zephyr 4 or by app code directly.
+  case foreign(PropertyListValue)
+  /// Record-shaped but broken; treated as absent, and reported.
+  case malformed(reason: String)
+  /// A record of a newer format than this Zephyr understands; left alone, and reported.
+  case unsupported(version: String)
+
+  /// Classifies a raw store value.
+  init(storeValue: PropertyListValue?) {
+    guard let storeValue else {
+      self = .absent
+      return
+    }
+    guard case .array(let fields) = storeValue, case .string(let tag)? = fields.first,
+      let version = RemoteState.formatVersion(ofTag: tag)
+    else {
+      self = .foreign(storeValue)
+      return
+    }
+    guard version == SyncRecord.formatVersion else {
+      self = .unsupported(version: tag)
+      return
+    }
+    self = RemoteState.decode(tag: tag, fields: fields)
+  }
+
+  /// `"z1"` → 1, `"z12d"` → 12; `nil` when the tag is not a record tag.
+  private static func formatVersion(ofTag tag: String) -> Int? {
+    var body = Substring(tag)
+    guard body.first == "z" else { return nil }
+    body = body.dropFirst()
+    if body.last == "d" { body = body.dropLast() }
+    guard !body.isEmpty, body.count <= 6, body.allSatisfy(\.isASCII), body.allSatisfy(\.isNumber)
+    else { return nil }
+    return Int(body)
+  }
+
+  private static func decode(tag: String, fields: [PropertyListValue]) -> RemoteState {
+    guard fields.count == 4 else {
+      return .malformed(reason: "record has \(fields.count) fields, expected 4")
+    }
+    let generation: UInt64
+    switch fields[1] {
+    case .integer(let value) where value >= 1 && UInt64(value) <= Generation.maximum:
+      generation = UInt64(value)
+    case .integer(let value):
+      return .malformed(reason: "generation \(value) out of range 1...\(Generation.maximum)")
+    case .unsignedInteger(let value):
+      return .malformed(reason: "generation \(value) out of range 1...\(Generation.maximum)")
+    default:
+      return .malformed(reason: "generation is not an integer")
+    }
+    guard case .string(let origin) = fields[2], !origin.isEmpty,
+      origin.count <= SyncRecord.maximumOriginLength
+    else {
+      return .malformed(reason: "origin is not a short string")
+    }
+    if tag == SyncRecord.tombstoneTag {
+      guard case .date(let date) = fields[3] else {
+        return .malformed(reason: "tombstone without a deletion date")
+      }
+      return .record(SyncRecord(generation: generation, origin: origin, content: .deleted(date)))
+    }
+    return .record(SyncRecord(generation: generation, origin: origin, content: .value(fields[3])))
+  }
+}

@@ -1,0 +1,172 @@
+import Foundation
+
+/// The part of `NSUbiquitousKeyValueStore` that ``UbiquitousStore`` uses.
+///
+/// `NSUbiquitousKeyValueStore` conforms on Apple platforms. A fake of this surface tests
+/// the adapter on every platform.
+public protocol UbiquitousKeyValueStorage: AnyObject {
+  /// The object stored for `aKey`, or `nil`.
+  func object(forKey aKey: String) -> Any?
+  /// Stores `anObject` for `aKey`.
+  func set(_ anObject: Any?, forKey aKey: String)
+  /// Removes the value for `aKey`.
+  func removeObject(forKey aKey: String)
+  /// Every key and value.
+  var dictionaryRepresentation: [String: Any] { get }
+  /// Persists in-memory changes; `false` when the app cannot use iCloud.
+  func synchronize() -> Bool
+}
+
+/// The names under which a ``UbiquitousKeyValueStorage`` announces external changes.
+public struct UbiquitousNotificationNames: Sendable, Hashable {
+  /// The notification posted for an external change.
+  public var didChangeExternally: Notification.Name
+  /// The `userInfo` key of the reason, an integer 0–3.
+  public var reasonKey: String
+  /// The `userInfo` key of the changed keys, an array of strings.
+  public var changedKeysKey: String
+
+  /// Creates a set of names.
+  public init(didChangeExternally: Notification.Name, reasonKey: String, changedKeysKey: String) {
+    self.didChangeExternally = didChangeExternally
+    self.reasonKey = reasonKey
+    self.changedKeysKey = changedKeysKey
+  }
+}
+
+#if canImport(Darwin)
+  extension NSUbiquitousKeyValueStore: UbiquitousKeyValueStorage {}
+
+  extension UbiquitousNotificationNames {
+    /// `NSUbiquitousKeyValueStore`'s notification and `userInfo` keys.
+    public static let ubiquitous = UbiquitousNotificationNames(
+      didChangeExternally: NSUbiquitousKeyValueStore.didChangeExternallyNotification,
+      reasonKey: NSUbiquitousKeyValueStoreChangeReasonKey,
+      changedKeysKey: NSUbiquitousKeyValueStoreChangedKeysKey)
+  }
+
+  extension UbiquitousStore {
+    /// The app's iCloud key-value store, `NSUbiquitousKeyValueStore.default`.
+    public static let `default` = UbiquitousStore(NSUbiquitousKeyValueStore.default)
+  }
+
+  extension Zephyr {
+    static func makeDefaultStore() -> any KeyValueSyncStore { UbiquitousStore.default }
+  }
+#else
+  extension UbiquitousNotificationNames {
+    /// `NSUbiquitousKeyValueStore`'s notification and `userInfo` keys, by their
+    /// documented string values (the class itself exists only on Apple platforms).
+    public static let ubiquitous = UbiquitousNotificationNames(
+      didChangeExternally: Notification.Name("NSUbiquitousKeyValueStoreDidChangeExternallyNotification"),
+      reasonKey: "NSUbiquitousKeyValueStoreChangeReasonKey",
+      changedKeysKey: "NSUbiquitousKeyValueStoreChangedKeysKey")
+  }
+
+  extension Zephyr {
+    /// No iCloud here: the shared coordinator keeps values in process until
+    /// ``Zephyr/shared`` is replaced.
+    static func makeDefaultStore() -> any KeyValueSyncStore { ProcessLocalStore() }
+  }
+#endif
+
+/// A ``KeyValueSyncStore`` over `NSUbiquitousKeyValueStore` (or any
+/// ``UbiquitousKeyValueStorage``).
+///
+/// A thin adapter: it converts values to and from ``PropertyListValue``, refuses keys
+/// longer than 64 UTF-8 bytes instead of letting the store raise an exception, and turns
+/// the store's external-change notification into ``ExternalChange`` values. A missing or
+/// unknown reason is reported as ``ExternalChange/Reason/serverChange``; a key list that
+/// is not an array of strings as `nil` ("all keys").
+///
+/// > Important: Enable the *iCloud → Key-value storage* capability, which adds the
+/// > `com.apple.developer.ubiquity-kvstore-identifier` entitlement; without it every
+/// > `synchronize()` returns `false` and nothing syncs.
+public final class UbiquitousStore: KeyValueSyncStore {
+  private let storage: Locked<any UbiquitousKeyValueStorage>
+  private let notificationCenter: NotificationCenter
+  private let names: UbiquitousNotificationNames
+  private let maximumKeyBytes = StoreLimits.iCloud.maximumKeyBytes
+
+  /// Creates an adapter over `storage`, observing `names.didChangeExternally` posted by
+  /// `storage` on `notificationCenter`.
+  public init(
+    _ storage: some UbiquitousKeyValueStorage, notificationCenter: NotificationCenter = .default,
+    names: UbiquitousNotificationNames = .ubiquitous
+  ) {
+    self.storage = Locked(storage)
+    self.notificationCenter = notificationCenter
+    self.names = names
+  }
+
+  public func value(forKey key: String) -> PropertyListValue? {
+    guard key.utf8.count <= maximumKeyBytes else { return nil }
+    let raw = storage.withLock { $0.object(forKey: key) }
+    return raw.flatMap(PropertyListValue.init(bridging:))
+  }
+
+  public func allValues() -> [String: PropertyListValue] {
+    let raw = storage.withLock { $0.dictionaryRepresentation }
+    return raw.compactMapValues(PropertyListValue.init(bridging:))
+  }
+
+  public func setValue(_ value: PropertyListValue, forKey key: String) {
+    guard key.utf8.count <= maximumKeyBytes else { return }
+    storage.withLock { $0.set(value.foundationValue, forKey: key) }
+  }
+
+  public func removeValue(forKey key: String) {
+    guard key.utf8.count <= maximumKeyBytes else { return }
+    storage.withLock { $0.removeObject(forKey: key) }
+  }
+
+  @discardableResult
+  public func synchronize() -> Bool {
+    storage.withLock { $0.synchronize() }
+  }
+
+  public func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ObservationToken {
+    let names = self.names
+    let center = notificationCenter
+    let sender: AnyObject = storage.withLock { $0 }
+    let registration = Locked<(any NSObjectProtocol)?>(nil)
+    registration.withLock {
+      $0 = center.addObserver(forName: names.didChangeExternally, object: sender, queue: nil) { note in
+        handler(Self.change(from: note.userInfo, names: names))
+      }
+    }
+    return ObservationToken {
+      registration.withLock { observer in
+        if let observer { center.removeObserver(observer) }
+        observer = nil
+      }
+    }
+  }
+
+  /// Reads a change out of the notification's `userInfo`, whatever it holds.
+  static func change(from userInfo: [AnyHashable: Any]?, names: UbiquitousNotificationNames) -> ExternalChange {
+    let rawReason: Int? =
+      switch userInfo?[names.reasonKey] {
+      case let number as NSNumber: number.intValue
+      case let number as Int: number
+      default: nil
+      }
+    let reason = rawReason.flatMap(ExternalChange.Reason.init(rawValue:)) ?? .serverChange
+    let keys = userInfo?[names.changedKeysKey] as? [String]
+    return ExternalChange(reason: reason, keys: keys)
+  }
+}
+
+/// The shared coordinator's store where there is no iCloud: values live in this process.
+final class ProcessLocalStore: KeyValueSyncStore {
+  private let values = Locked<[String: PropertyListValue]>([:])
+
+  func value(forKey key: String) -> PropertyListValue? { values.withLock { $0[key] } }
+  func allValues() -> [String: PropertyListValue] { values.withLock { $0 } }
+  func setValue(_ value: PropertyListValue, forKey key: String) { values.withLock { $0[key] = value } }
+  func removeValue(forKey key: String) { values.withLock { $0[key] = nil } }
+  func synchronize() -> Bool { true }
+  func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ObservationToken {
+    ObservationToken {}
+  }
+}

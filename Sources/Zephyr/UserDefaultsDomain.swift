@@ -1,0 +1,94 @@
+import Foundation
+
+/// The local side: one `UserDefaults` suite, read through its persistent domain so that
+/// registered defaults, launch arguments and the global domain are never mistaken for
+/// the app's own values.
+///
+/// `UserDefaults` is thread-safe but not `Sendable` on every platform, so it is kept in a
+/// ``Locked`` and used only inside it.
+final class UserDefaultsDomain: Sendable {
+  private let defaults: Locked<UserDefaults>
+  /// The persistent domain's name: the suite name, or for `.standard` the bundle
+  /// identifier (on Linux, where there is none, the process name).
+  let name: String
+
+  init(defaults: UserDefaults, suiteName: String?) {
+    self.defaults = Locked(defaults)
+    self.name = suiteName ?? Self.standardDomainName
+  }
+
+  static var standardDomainName: String {
+    Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+  }
+
+  /// Every value in the persistent domain; keys whose value is not a property list are
+  /// returned in `unreadable`.
+  func persistentValues() -> (values: [String: PropertyListValue], unreadable: [String]) {
+    var values: [String: PropertyListValue] = [:]
+    var unreadable: [String] = []
+    let domain = defaults.withLock { $0.persistentDomain(forName: name) } ?? [:]
+    for (key, raw) in domain {
+      if let value = PropertyListValue(bridging: raw) { values[key] = value } else { unreadable.append(key) }
+    }
+    return (values, unreadable)
+  }
+
+  /// The persistent-domain values of `keys`, at a cost that grows with `keys`, not with
+  /// the domain: each key is read with `object(forKey:)`, and only a key that the
+  /// registration or argument domain also holds is checked against the persistent domain
+  /// (read at most once).
+  func values(forKeys keys: some Sequence<String>) -> [String: PropertyListValue] {
+    defaults.withLock { defaults in
+      let shadowing = Self.shadowingKeys(of: defaults)
+      var persistent: [String: Any]?
+      var values: [String: PropertyListValue] = [:]
+      for key in keys {
+        var raw = defaults.object(forKey: key)
+        if raw != nil, shadowing.contains(key) {
+          if persistent == nil { persistent = defaults.persistentDomain(forName: name) ?? [:] }
+          raw = persistent?[key]
+        }
+        if let raw, let value = PropertyListValue(bridging: raw) { values[key] = value }
+      }
+      return values
+    }
+  }
+
+  /// The persistent-domain value of one key.
+  func value(forKey key: String) -> PropertyListValue? {
+    values(forKeys: CollectionOfOne(key))[key]
+  }
+
+  func set(_ value: PropertyListValue, forKey key: String) {
+    defaults.withLock { $0.set(value.foundationValue, forKey: key) }
+  }
+
+  /// Removes a key. Never `set(nil, forKey:)`: on Linux that call never returns.
+  func remove(forKey key: String) {
+    defaults.withLock { $0.removeObject(forKey: key) }
+  }
+
+  /// Whether `object(forKey:)` finds anything for `key`, from any domain.
+  func containsAnyValue(forKey key: String) -> Bool {
+    defaults.withLock { $0.object(forKey: key) != nil }
+  }
+
+  /// One of Zephyr's bookkeeping strings (never synced).
+  func bookkeepingString(forKey key: String) -> String? {
+    defaults.withLock { $0.persistentDomain(forName: name)?[key] }.flatMap(PropertyListValue.init(bridging:))
+      .flatMap { if case .string(let text) = $0 { text } else { nil } }
+  }
+
+  func setBookkeepingString(_ text: String, forKey key: String) {
+    defaults.withLock { $0.set(text, forKey: key) }
+  }
+
+  /// Keys that `object(forKey:)` may answer from somewhere other than the persistent domain.
+  private static func shadowingKeys(of defaults: UserDefaults) -> Set<String> {
+    var keys = Set<String>()
+    for domain in [UserDefaults.registrationDomain, UserDefaults.argumentDomain] {
+      keys.formUnion(defaults.volatileDomain(forName: domain).keys)
+    }
+    return keys
+  }
+}

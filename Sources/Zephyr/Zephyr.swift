@@ -1,0 +1,134 @@
+import Foundation
+
+/// The static facade: sync `UserDefaults` through iCloud with one line.
+///
+/// ```swift
+/// Zephyr.sync(keys: "theme", "fontSize")          // once, at launch
+/// Zephyr.addKeysToBeMonitored(keys: "theme", "fontSize")   // and from then on
+/// ```
+///
+/// Every call forwards to ``shared``, one ``SyncCoordinator`` over `UserDefaults.standard`
+/// and the iCloud key-value store (``UbiquitousStore/default``). Use coordinators
+/// directly for several suites, or in tests with `ZephyrTesting.SimulatedCloud`.
+public enum Zephyr {
+  /// Posted on the main queue after inbound changes were written to `UserDefaults`,
+  /// once per batch, with the coordinator as its object and the keys whose local value
+  /// actually changed under ``changedKeysUserInfoKey``.
+  ///
+  /// ```swift
+  /// NotificationCenter.default.addObserver(
+  ///   forName: Zephyr.keysDidChangeOnCloudNotification, object: nil, queue: .main
+  /// ) { note in
+  ///   let keys = note.userInfo?[Zephyr.changedKeysUserInfoKey] as? [String] ?? []
+  ///   print("updated from iCloud:", keys)
+  /// }
+  /// ```
+  public static let keysDidChangeOnCloudNotification = Notification.Name("ZephyrKeysDidChangeOnCloudNotification")
+
+  /// The `userInfo` key of ``keysDidChangeOnCloudNotification``: a `[String]`, sorted.
+  public static let changedKeysUserInfoKey = "ZephyrChangedKeys"
+
+  private static let sharedCoordinator = Locked<SyncCoordinator?>(nil)
+
+  /// The coordinator every facade call forwards to. Created on first use over
+  /// `UserDefaults.standard` and the platform's store (iCloud on Apple platforms, an
+  /// in-process store elsewhere). Assign your own to change the store or configuration.
+  public static var shared: SyncCoordinator {
+    get {
+      sharedCoordinator.withLock { coordinator in
+        if let coordinator { return coordinator }
+        let created = SyncCoordinator(store: makeDefaultStore())
+        coordinator = created
+        return created
+      }
+    }
+    set { sharedCoordinator.withLock { $0 = newValue } }
+  }
+
+  /// Reconciles the app's whole persistent domain with iCloud; see
+  /// ``SyncCoordinator/sync()``.
+  ///
+  /// ```swift
+  /// Zephyr.sync()
+  /// ```
+  public static func sync() {
+    shared.sync()
+  }
+
+  /// Reconciles only `keys`; see ``SyncCoordinator/sync(keys:)-([String])``.
+  ///
+  /// ```swift
+  /// Zephyr.sync(keys: "MyFirstKey", "MySecondKey")
+  /// ```
+  public static func sync(keys: String...) {
+    shared.sync(keys: keys)
+  }
+
+  /// Reconciles only `keys`; see ``SyncCoordinator/sync(keys:)-([String])``.
+  public static func sync(keys: [String]) {
+    shared.sync(keys: keys)
+  }
+
+  /// Applies inbound changes and local edits of `keys` automatically from now on.
+  ///
+  /// ```swift
+  /// Zephyr.addKeysToBeMonitored(keys: "MyFirstKey", "com.example.theme")
+  /// ```
+  public static func addKeysToBeMonitored(keys: String...) {
+    shared.addKeysToBeMonitored(keys: keys)
+  }
+
+  /// Applies inbound changes and local edits of `keys` automatically from now on.
+  public static func addKeysToBeMonitored(keys: [String]) {
+    shared.addKeysToBeMonitored(keys: keys)
+  }
+
+  /// Stops applying changes of `keys` automatically.
+  ///
+  /// ```swift
+  /// Zephyr.removeKeysFromBeingMonitored(keys: "MyFirstKey")
+  /// ```
+  public static func removeKeysFromBeingMonitored(keys: String...) {
+    shared.removeKeysFromBeingMonitored(keys: keys)
+  }
+
+  /// Stops applying changes of `keys` automatically.
+  public static func removeKeysFromBeingMonitored(keys: [String]) {
+    shared.removeKeysFromBeingMonitored(keys: keys)
+  }
+
+  /// Syncs another suite, such as an app group's, instead of `UserDefaults.standard`.
+  ///
+  /// Replaces ``shared`` with a coordinator over `suite` and the same store, keeping the
+  /// configuration and the monitored keys. Call it before the first sync.
+  ///
+  /// ```swift
+  /// let suite = UserDefaults(suiteName: "group.com.example.app-name")!
+  /// Zephyr.setUserDefaultsSuite(to: suite, suiteName: "group.com.example.app-name")
+  /// ```
+  public static func setUserDefaultsSuite(to suite: UserDefaults, suiteName: String) {
+    let previous = shared
+    let replacement = SyncCoordinator(
+      defaults: suite, suiteName: suiteName, store: previous.store, configuration: previous.configuration)
+    replacement.addKeysToBeMonitored(keys: Array(previous.monitoredKeys))
+    shared = replacement
+  }
+
+  /// Whether every decision is logged; see ``SyncConfiguration/debugEnabled``.
+  public static var debugEnabled: Bool {
+    get { shared.configuration.debugEnabled }
+    set { shared.configuration.debugEnabled = newValue }
+  }
+
+  /// Whether the store's `synchronize()` runs once after each batch that wrote to it (on
+  /// by default); see ``SyncConfiguration/synchronizeOnChange``.
+  public static var syncUbiquitousKeyValueStoreOnChange: Bool {
+    get { shared.configuration.synchronizeOnChange }
+    set { shared.configuration.synchronizeOnChange = newValue }
+  }
+
+  /// What the shared coordinator did and why; see ``SyncStatus``.
+  public static var status: SyncStatus {
+    shared.status
+  }
+}

@@ -1,0 +1,325 @@
+import Foundation
+import Zephyr
+
+/// A deterministic, in-process model of the iCloud key-value store, for tests.
+///
+/// Each device has a local cache; writes are cached at once and reach the server only
+/// when the test says so. The server is last-writer-wins per key, like iCloud's. Nothing
+/// happens on a timer: the test drives every upload and download, so no test sleeps.
+///
+/// ```swift
+/// let cloud = SimulatedCloud()
+/// let a = SyncCoordinator(defaults: suiteA, suiteName: "A", store: cloud.device("A"))
+/// let b = SyncCoordinator(defaults: suiteB, suiteName: "B", store: cloud.device("B"))
+/// suiteA.set("dusk", forKey: "theme")
+/// a.sync()          // writes the record into A's cache
+/// cloud.deliver()   // A's writes reach the server; B downloads them and is notified
+/// b.sync()
+/// suiteB.string(forKey: "theme")   // "dusk"
+/// ```
+///
+/// The limits of ``StoreLimits`` are enforced as Apple does: a write over the quota
+/// changes nothing and posts ``ExternalChange/Reason/quotaViolation`` to the writing
+/// device's observers; a key over the key-length limit is refused (where Apple would
+/// raise an exception) and counted in ``SimulatedDevice/Statistics/keyLengthExceptions``.
+///
+/// Delivery is synchronous: when ``download(to:notify:)`` or ``deliver()`` returns, every
+/// observer of the device has been called and has returned.
+public final class SimulatedCloud: Sendable {
+  /// The account every device starts in.
+  public static let defaultAccount = "default"
+
+  /// The limits every device enforces.
+  public let limits: StoreLimits
+  let state: Locked<CloudState>
+  private let devices = Locked<[String: SimulatedDevice]>([:])
+
+  /// Creates an empty cloud with one default account.
+  public init(limits: StoreLimits = .iCloud) {
+    self.limits = limits
+    state = Locked(CloudState())
+  }
+
+  /// The device called `name`, created on first use in the default account. The same
+  /// name always returns the same device.
+  public func device(_ name: String) -> SimulatedDevice {
+    devices.withLock { devices in
+      if let device = devices[name] { return device }
+      let device = SimulatedDevice(name: name, cloud: state, limits: limits)
+      state.withLock { $0.devices[name] = DeviceState(account: Self.defaultAccount) }
+      devices[name] = device
+      return device
+    }
+  }
+
+  /// The names of the devices created so far, sorted.
+  public var deviceNames: [String] {
+    state.withLock { $0.devices.keys.sorted() }
+  }
+
+  /// Sends every device's pending writes to its account's server, in the order they
+  /// were written across all devices. The server keeps the last write of each key.
+  public func upload() {
+    state.withLock { $0.upload(from: nil) }
+  }
+
+  /// Sends one device's pending writes to its account's server, in write order.
+  public func upload(from device: String) {
+    _ = self.device(device)
+    state.withLock { $0.upload(from: device) }
+  }
+
+  /// Copies the server's values into the device's cache, except keys the device wrote
+  /// and has not uploaded yet. When `notify` is true, the device's observers receive a
+  /// ``ExternalChange/Reason/serverChange`` naming exactly the keys whose cached value
+  /// changed (none when nothing changed); `false` models a dropped event.
+  public func download(to device: String, notify: Bool = true) {
+    _ = self.device(device)
+    let (changed, observers) = state.withLock { state in
+      (state.download(to: device), Array(state.devices[device]?.observers.values ?? [:].values))
+    }
+    guard notify, !changed.isEmpty else { return }
+    let change = ExternalChange(reason: .serverChange, keys: changed)
+    for observer in observers { observer(change) }
+  }
+
+  /// Downloads to every device, in name order, with notifications.
+  public func download() {
+    for name in deviceNames { download(to: name) }
+  }
+
+  /// ``upload()``, then ``download()``.
+  public func deliver() {
+    upload()
+    download()
+  }
+
+  /// Posts any event to a device's observers: duplicates, unknown keys, out-of-order
+  /// deliveries, quota violations.
+  public func post(_ change: ExternalChange, to device: String) {
+    _ = self.device(device)
+    let observers = state.withLock { Array($0.devices[device]?.observers.values ?? [:].values) }
+    for observer in observers { observer(change) }
+  }
+
+  /// Signs a device into another account: its pending writes are dropped, its cache is
+  /// replaced by that account's server values, and its observers receive an
+  /// ``ExternalChange/Reason/accountChange`` naming the keys whose value changed.
+  public func switchAccount(of device: String, to account: String) {
+    let store = self.device(device)
+    let (changed, observers) = state.withLock { state in
+      (state.switchAccount(of: device, to: account, limits: limits), Array(state.devices[device]?.observers.values ?? [:].values))
+    }
+    _ = store
+    let change = ExternalChange(reason: .accountChange, keys: changed)
+    for observer in observers { observer(change) }
+  }
+
+  /// The default account's server values.
+  public var serverValues: [String: PropertyListValue] {
+    serverValues(account: Self.defaultAccount)
+  }
+
+  /// An account's server values.
+  public func serverValues(account: String) -> [String: PropertyListValue] {
+    state.withLock { $0.servers[account] ?? [:] }
+  }
+
+  /// Writes straight to the default account's server, as a foreign writer would (an old
+  /// app version, another library, garbage). Devices see it on their next download.
+  public func setServerValue(_ value: PropertyListValue, forKey key: String) {
+    state.withLock { $0.servers[Self.defaultAccount, default: [:]][key] = value }
+  }
+
+  /// Removes a key straight from the default account's server.
+  public func removeServerValue(forKey key: String) {
+    state.withLock { $0.servers[Self.defaultAccount, default: [:]][key] = nil }
+  }
+}
+
+/// One device's view of a ``SimulatedCloud``: a ``KeyValueSyncStore`` with a local
+/// cache, like `NSUbiquitousKeyValueStore` on one device.
+public final class SimulatedDevice: KeyValueSyncStore {
+  /// What a device was asked to do, for assertions and benchmarks.
+  public struct Statistics: Sendable, Equatable {
+    /// Accepted `setValue` and `removeValue` calls.
+    public var writes = 0
+    /// `synchronize()` calls.
+    public var synchronizeCalls = 0
+    /// Writes of keys over the length limit, where Apple would raise an exception.
+    public var keyLengthExceptions = 0
+    /// Writes refused for exceeding the byte or key quota.
+    public var quotaViolations = 0
+  }
+
+  /// The device's name.
+  public let name: String
+  private let cloud: Locked<CloudState>
+  private let limits: StoreLimits
+
+  init(name: String, cloud: Locked<CloudState>, limits: StoreLimits) {
+    self.name = name
+    self.cloud = cloud
+    self.limits = limits
+  }
+
+  /// What the device was asked to do so far.
+  public var statistics: Statistics {
+    cloud.withLock { $0.devices[name]?.statistics ?? Statistics() }
+  }
+
+  /// The device's local cache.
+  public var cachedValues: [String: PropertyListValue] {
+    cloud.withLock { $0.devices[name]?.cache ?? [:] }
+  }
+
+  /// The account the device is signed into.
+  public var account: String {
+    cloud.withLock { $0.devices[name]?.account ?? SimulatedCloud.defaultAccount }
+  }
+
+  /// Bytes the device's cache uses, as the store accounts them.
+  public var usedBytes: Int {
+    cloud.withLock { $0.devices[name]?.totalBytes ?? 0 }
+  }
+
+  public func value(forKey key: String) -> PropertyListValue? {
+    cloud.withLock { $0.devices[name]?.cache[key] }
+  }
+
+  public func allValues() -> [String: PropertyListValue] {
+    cachedValues
+  }
+
+  public func setValue(_ value: PropertyListValue, forKey key: String) {
+    write(value, forKey: key)
+  }
+
+  public func removeValue(forKey key: String) {
+    write(nil, forKey: key)
+  }
+
+  @discardableResult
+  public func synchronize() -> Bool {
+    cloud.withLock { $0.devices[name]?.statistics.synchronizeCalls += 1 }
+    return true
+  }
+
+  public func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ObservationToken {
+    let id = UUID()
+    let name = self.name
+    cloud.withLock { $0.devices[name]?.observers[id] = handler }
+    return ObservationToken { [cloud] in
+      cloud.withLock { _ = $0.devices[name]?.observers.removeValue(forKey: id) }
+    }
+  }
+
+  private func write(_ value: PropertyListValue?, forKey key: String) {
+    let size = value.map { key.utf8.count + SimulatedCloud.binaryPlistSize(of: $0) } ?? 0
+    let violation: (ExternalChange, [@Sendable (ExternalChange) -> Void])? = cloud.withLock { state in
+      guard var device = state.devices[name] else { return nil }
+      defer { state.devices[name] = device }
+      guard key.utf8.count <= limits.maximumKeyBytes else {
+        device.statistics.keyLengthExceptions += 1
+        return nil
+      }
+      let total = device.totalBytes - (device.sizes[key] ?? 0) + size
+      let count = device.cache.count + (device.cache[key] == nil && value != nil ? 1 : 0)
+      if value != nil, total > limits.maximumTotalBytes || count > limits.maximumKeyCount {
+        device.statistics.quotaViolations += 1
+        return (ExternalChange(reason: .quotaViolation, keys: [key]), Array(device.observers.values))
+      }
+      device.store(value, forKey: key, size: size)
+      device.pending.append(PendingWrite(sequence: state.nextSequence, key: key, value: value))
+      state.nextSequence += 1
+      device.statistics.writes += 1
+      return nil
+    }
+    if let (change, observers) = violation {
+      for observer in observers { observer(change) }
+    }
+  }
+}
+
+extension SimulatedCloud {
+  /// The size of `value` as a binary property list, as Apple accounts it.
+  public static func binaryPlistSize(of value: PropertyListValue) -> Int {
+    (try? PropertyListSerialization.data(fromPropertyList: value.foundationValue, format: .binary, options: 0))?
+      .count ?? 0
+  }
+}
+
+struct PendingWrite {
+  var sequence: UInt64
+  var key: String
+  var value: PropertyListValue?
+}
+
+struct DeviceState {
+  var account: String
+  var cache: [String: PropertyListValue] = [:]
+  var sizes: [String: Int] = [:]
+  var totalBytes = 0
+  var pending: [PendingWrite] = []
+  var observers: [UUID: @Sendable (ExternalChange) -> Void] = [:]
+  var statistics = SimulatedDevice.Statistics()
+
+  init(account: String) {
+    self.account = account
+  }
+
+  mutating func store(_ value: PropertyListValue?, forKey key: String, size: Int) {
+    totalBytes -= sizes[key] ?? 0
+    cache[key] = value
+    sizes[key] = value == nil ? nil : size
+    totalBytes += value == nil ? 0 : size
+  }
+}
+
+struct CloudState {
+  var servers: [String: [String: PropertyListValue]] = [SimulatedCloud.defaultAccount: [:]]
+  var devices: [String: DeviceState] = [:]
+  var nextSequence: UInt64 = 0
+
+  mutating func upload(from name: String?) {
+    var writes: [(account: String, write: PendingWrite)] = []
+    for (deviceName, device) in devices where name == nil || deviceName == name {
+      writes += device.pending.map { (device.account, $0) }
+      devices[deviceName]?.pending = []
+    }
+    for (account, write) in writes.sorted(by: { $0.write.sequence < $1.write.sequence }) {
+      servers[account, default: [:]][write.key] = write.value
+    }
+  }
+
+  /// Returns the keys whose cached value changed, sorted.
+  mutating func download(to name: String) -> [String] {
+    guard var device = devices[name] else { return [] }
+    let server = servers[device.account] ?? [:]
+    let unsent = Set(device.pending.map(\.key))
+    var changed: [String] = []
+    for key in Set(server.keys).union(device.cache.keys) where !unsent.contains(key) && server[key] != device.cache[key] {
+      let value = server[key]
+      device.store(value, forKey: key, size: value.map { key.utf8.count + SimulatedCloud.binaryPlistSize(of: $0) } ?? 0)
+      changed.append(key)
+    }
+    devices[name] = device
+    return changed.sorted()
+  }
+
+  mutating func switchAccount(of name: String, to account: String, limits: StoreLimits) -> [String] {
+    guard var device = devices[name] else { return [] }
+    let before = device.cache
+    device.account = account
+    device.pending = []
+    device.cache = [:]
+    device.sizes = [:]
+    device.totalBytes = 0
+    let server = servers[account, default: [:]]
+    for (key, value) in server {
+      device.store(value, forKey: key, size: key.utf8.count + SimulatedCloud.binaryPlistSize(of: value))
+    }
+    devices[name] = device
+    return Set(before.keys).union(server.keys).filter { before[$0] != server[$0] }.sorted()
+  }
+}

@@ -1,0 +1,5 @@
+import Testing
+@testable import Zephyr
+import ZephyrTesting
+
+@Test func smoke() { #expect(true) }
