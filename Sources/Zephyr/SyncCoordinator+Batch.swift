@@ -64,7 +64,7 @@ extension SyncCoordinator {
     _ key: String, content: SyncRecord.Content, decidedLocal: PropertyListValue?, _ state: inout EngineState
   ) -> Bool {
     state.beforePullWrite?(key)
-    let current = domain.value(forKey: key)
+    let current = domain.value(forKey: key) { value in decidedLocal.map(value.isSameValue(as:)) ?? false }
     guard Self.agreed(current) == Self.agreed(decidedLocal) else {
       state.debug("keep \(key): edited locally while its pull was decided")
       return false
@@ -113,7 +113,7 @@ extension SyncCoordinator {
     state.debug("\(change.reason) event: \(keys.count) monitored key(s)")
     let sorted = keys.sorted()
     reconcile(
-      sorted, local: domain.values(forKeys: sorted), remote: storeValues(sorted), policy: .preferRemote, &state)
+      sorted, local: localValues(sorted, state), remote: storeValues(sorted), policy: .preferRemote, &state)
   }
 
   /// Diffs the monitored keys against the ledger, if a `didChangeNotification` said
@@ -124,13 +124,19 @@ extension SyncCoordinator {
       return mailbox.localEditsPending
     }
     guard pending, !state.monitoredKeys.isEmpty else { return }
-    let local = domain.values(forKeys: state.monitoredKeys)
+    let local = localValues(state.monitoredKeys, state)
     let edited = state.monitoredKeys.filter { key in
       Reconciler.isLocallyChanged(local[key], ledger: state.ledger[key])
     }.sorted()
     guard !edited.isEmpty else { return }
     state.debug("local edit of \(edited.count) monitored key(s)")
     reconcile(edited, local: local, remote: storeValues(edited), policy: .preferLocal, &state)
+  }
+
+  /// Local values read cheaply: a value that matches the ledger is taken as it is, any
+  /// other one is confirmed against the persistent domain.
+  private func localValues(_ keys: some Sequence<String>, _ state: EngineState) -> [String: PropertyListValue] {
+    domain.values(forKeys: keys) { key, value in state.ledger[key]?.agrees(with: value) ?? false }
   }
 
   static func agreed(_ value: PropertyListValue?) -> LedgerEntry.Agreed {

@@ -115,8 +115,8 @@ public final class SyncCoordinator: Sendable {
       removeLegacyStamp(&state)
       let admitted = admit(keys, &state)
       reconcile(
-        admitted, local: domain.values(forKeys: admitted), remote: storeValues(admitted), policy: .preferLocal,
-        &state)
+        admitted, local: domain.confirmedValues(forKeys: admitted), remote: storeValues(admitted),
+        policy: .preferLocal, &state)
     }
   }
 

@@ -33,30 +33,43 @@ final class UserDefaultsDomain: Sendable {
     return (values, unreadable)
   }
 
-  /// The persistent-domain values of `keys`, at a cost that grows with `keys`, not with
-  /// the domain: each key is read with `object(forKey:)`, and only a key that the
-  /// registration or argument domain also holds is checked against the persistent domain
-  /// (read at most once).
-  func values(forKeys keys: some Sequence<String>) -> [String: PropertyListValue] {
+  /// The persistent-domain values of `keys`, at a cost that grows with `keys` rather than
+  /// with the domain when the values are the expected ones.
+  ///
+  /// Each key is read with `object(forKey:)`, which also answers from registered
+  /// defaults, launch arguments and the global domain. A value is taken as it is when
+  /// `isExpected` accepts it and no registration or argument names its key; any other
+  /// value is confirmed against the persistent domain (read at most once per call).
+  /// swift-corelibs-foundation does not expose registered defaults through
+  /// `volatileDomain(forName:)`, which is why an unexpected value is always confirmed.
+  func values(
+    forKeys keys: some Sequence<String>, isExpected: (String, PropertyListValue) -> Bool
+  ) -> [String: PropertyListValue] {
     defaults.withLock { defaults in
       let shadowing = Self.shadowingKeys(of: defaults)
       var persistent: [String: Any]?
       var values: [String: PropertyListValue] = [:]
       for key in keys {
-        var raw = defaults.object(forKey: key)
-        if raw != nil, shadowing.contains(key) {
+        guard let raw = defaults.object(forKey: key), var value = PropertyListValue(bridging: raw) else { continue }
+        if shadowing.contains(key) || !isExpected(key, value) {
           if persistent == nil { persistent = defaults.persistentDomain(forName: name) ?? [:] }
-          raw = persistent?[key]
+          guard let confirmed = persistent?[key].flatMap(PropertyListValue.init(bridging:)) else { continue }
+          value = confirmed
         }
-        if let raw, let value = PropertyListValue(bridging: raw) { values[key] = value }
+        values[key] = value
       }
       return values
     }
   }
 
-  /// The persistent-domain value of one key.
-  func value(forKey key: String) -> PropertyListValue? {
-    values(forKeys: CollectionOfOne(key))[key]
+  /// The persistent-domain value of one key; see ``values(forKeys:isExpected:)``.
+  func value(forKey key: String, isExpected: (PropertyListValue) -> Bool) -> PropertyListValue? {
+    values(forKeys: CollectionOfOne(key)) { isExpected($1) }[key]
+  }
+
+  /// The persistent-domain values of `keys`, always confirmed against the persistent domain.
+  func confirmedValues(forKeys keys: some Sequence<String>) -> [String: PropertyListValue] {
+    values(forKeys: keys) { _, _ in false }
   }
 
   func set(_ value: PropertyListValue, forKey key: String) {

@@ -1,5 +1,0 @@
-import Testing
-@testable import Zephyr
-import ZephyrTesting
-
-@Test func smoke() { #expect(true) }

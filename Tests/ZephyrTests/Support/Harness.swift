@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// Devices on one `SimulatedCloud`, each with its own real `UserDefaults` suite, ledger
+/// folder and coordinator. Everything it created is removed when it is released.
+final class Harness {
+  let cloud: SimulatedCloud
+  let ledgerDirectory: URL
+  private let prefix = "zephyr-tests.\(UUID().uuidString.prefix(8))"
+  private(set) var devices: [String: TestDevice] = [:]
+
+  init(limits: StoreLimits = .iCloud) {
+    cloud = SimulatedCloud(limits: limits)
+    ledgerDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(prefix, isDirectory: true)
+  }
+
+  deinit {
+    for device in devices.values { device.defaults.removePersistentDomain(forName: device.suiteName) }
+    try? FileManager.default.removeItem(at: ledgerDirectory)
+  }
+
+  /// The device called `name`, created with `monitored` keys on first use.
+  @discardableResult
+  func device(
+    _ name: String, monitored: [String] = [], configure: @escaping (inout SyncConfiguration) -> Void = { _ in }
+  ) -> TestDevice {
+    if let device = devices[name] { return device }
+    let suiteName = "\(prefix).\(name)"
+    guard let defaults = UserDefaults(suiteName: suiteName) else {
+      preconditionFailure("cannot open suite \(suiteName)")
+    }
+    let device = TestDevice(
+      name: name, suiteName: suiteName, defaults: defaults, store: cloud.device(name),
+      ledgerDirectory: ledgerDirectory, configure: configure)
+    device.coordinator.addKeysToBeMonitored(keys: monitored)
+    devices[name] = device
+    return device
+  }
+
+  /// One round of "deliver; every device syncs; deliver".
+  func round() {
+    cloud.deliver()
+    for name in devices.keys.sorted() { devices[name]?.coordinator.sync() }
+    cloud.deliver()
+  }
+
+  /// The devices' values of `key`, by device name.
+  func values(of key: String) -> [String: PropertyListValue?] {
+    devices.mapValues { $0.value(key) }
+  }
+}
+
+/// One device: a suite, a coordinator, and what the coordinator logged.
+final class TestDevice {
+  let name: String
+  let suiteName: String
+  let defaults: UserDefaults
+  let store: SimulatedDevice
+  let ledgerDirectory: URL
+  private(set) var coordinator: SyncCoordinator
+  let logs = Locked<[LogMessage]>([])
+  private let configure: (inout SyncConfiguration) -> Void
+
+  init(
+    name: String, suiteName: String, defaults: UserDefaults, store: SimulatedDevice, ledgerDirectory: URL,
+    configure: @escaping (inout SyncConfiguration) -> Void
+  ) {
+    self.name = name
+    self.suiteName = suiteName
+    self.defaults = defaults
+    self.store = store
+    self.ledgerDirectory = ledgerDirectory
+    self.configure = configure
+    coordinator = SyncCoordinator(
+      defaults: defaults, suiteName: suiteName, store: store,
+      configuration: Self.configuration(name: name, ledgerDirectory: ledgerDirectory, logs: logs, configure: configure))
+  }
+
+  private static func configuration(
+    name: String, ledgerDirectory: URL, logs: Locked<[LogMessage]>, configure: (inout SyncConfiguration) -> Void
+  ) -> SyncConfiguration {
+    var configuration = SyncConfiguration(
+      deviceID: name, debugEnabled: true,
+      logHandler: { message in logs.withLock { $0.append(message) } }, ledgerDirectory: ledgerDirectory)
+    configure(&configuration)
+    return configuration
+  }
+
+  /// An app relaunch: a new coordinator over the same suite, store and ledger; the old
+  /// one is released. Monitored keys are set again, as an app does at launch.
+  func restart() {
+    let monitored = coordinator.monitoredKeys
+    coordinator = SyncCoordinator(
+      defaults: defaults, suiteName: suiteName, store: store,
+      configuration: Self.configuration(name: name, ledgerDirectory: ledgerDirectory, logs: logs, configure: configure))
+    coordinator.addKeysToBeMonitored(keys: Array(monitored))
+  }
+
+  func set(_ value: PropertyListValue, _ key: String) {
+    defaults.set(value.foundationValue, forKey: key)
+  }
+
+  func remove(_ key: String) {
+    defaults.removeObject(forKey: key)
+  }
+
+  /// The key's value in the suite's persistent domain.
+  func value(_ key: String) -> PropertyListValue? {
+    (defaults.persistentDomain(forName: suiteName)?[key]).flatMap(PropertyListValue.init(bridging:))
+  }
+
+  /// What the store holds for `key`, decoded.
+  func record(_ key: String) -> SyncRecord? {
+    if case .record(let record) = RemoteState(storeValue: store.value(forKey: key)) { return record }
+    return nil
+  }
+
+  var warnings: [String] {
+    logs.withLock { $0.filter { $0.level == .warning }.map(\.text) }
+  }
+
+  var debugLines: [String] {
+    logs.withLock { $0.map(\.text) }
+  }
+}
+
+/// Collects `keysDidChangeOnCloudNotification` posts for one coordinator, with the thread
+/// each arrived on.
+final class NotificationRecorder: Sendable {
+  struct Post: Sendable, Equatable {
+    var keys: [String]
+    /// Whether the post ran on the main queue (on Linux under `swift test` the main
+    /// queue is served by a thread that is not the process's first thread).
+    var onMainQueue: Bool
+  }
+
+  private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+  }()
+
+  private let posts = Locked<[Post]>([])
+  private let token: Locked<(any NSObjectProtocol)?> = Locked(nil)
+
+  init(_ coordinator: SyncCoordinator) {
+    let posts = self.posts
+    let mainQueueKey = Self.mainQueueKey
+    token.withLock {
+      $0 = NotificationCenter.default.addObserver(
+        forName: Zephyr.keysDidChangeOnCloudNotification, object: coordinator, queue: nil
+      ) { note in
+        let keys = note.userInfo?[Zephyr.changedKeysUserInfoKey] as? [String] ?? []
+        posts.withLock { $0.append(Post(keys: keys, onMainQueue: DispatchQueue.getSpecific(key: mainQueueKey) == true)) }
+      }
+    }
+  }
+
+  deinit {
+    token.withLock { token in if let token { NotificationCenter.default.removeObserver(token) } }
+  }
+
+  /// Every post so far, after letting the main queue run what was queued before now.
+  func received() async -> [Post] {
+    await withCheckedContinuation { continuation in
+      DispatchQueue.main.async { continuation.resume() }
+    }
+    return posts.withLock { $0 }
+  }
+}

@@ -1,0 +1,292 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// Two or three devices on one simulated cloud, each with a real `UserDefaults` suite:
+/// one scenario per bug that users hit with earlier libraries.
+struct SyncScenarioTests {
+  @Test func editOnOneDeviceReachesTheOtherWithOneNotification() async {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme", "size"])
+    let b = harness.device("B", monitored: ["theme", "size"])
+    let recorder = NotificationRecorder(b.coordinator)
+
+    a.set(.string("dusk"), "theme")
+    a.set(.integer(14), "size")
+    a.coordinator.sync()
+    harness.cloud.deliver()
+
+    #expect(b.value("theme") == .string("dusk"))
+    #expect(b.value("size") == .integer(14))
+    let posts = await recorder.received()
+    #expect(posts == [NotificationRecorder.Post(keys: ["size", "theme"], onMainQueue: true)])
+  }
+
+  @Test func editsOfDifferentKeysOnTwoDevicesBothSurvive() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme", "size"])
+    let b = harness.device("B", monitored: ["theme", "size"])
+    a.set(.string("dusk"), "theme")
+    b.set(.integer(14), "size")
+    a.coordinator.sync()
+    b.coordinator.sync()  // before either delivers
+
+    harness.round()
+
+    for device in [a, b] {
+      #expect(device.value("theme") == .string("dusk"))
+      #expect(device.value("size") == .integer(14))
+    }
+    #expect(harness.cloud.serverValues.count == 2)
+  }
+
+  @Test func sameKeyEditedOnTwoDevicesConvergesInOneRound() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    let b = harness.device("B", monitored: ["theme"])
+    a.set(.string("base"), "theme")
+    harness.round()
+    #expect(b.value("theme") == .string("base"))
+
+    a.set(.string("from A"), "theme")
+    b.set(.string("from B"), "theme")
+    a.coordinator.sync()
+    b.coordinator.sync()
+    harness.round()
+
+    #expect(a.value("theme") == b.value("theme"))
+    let writes = (a.store.statistics.writes, b.store.statistics.writes)
+    harness.round()
+    #expect((a.store.statistics.writes, b.store.statistics.writes) == writes, "a further round writes nothing")
+  }
+
+  @Test func syncPrefersLocalAndInboundPrefersRemote() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    let b = harness.device("B", monitored: ["theme"])
+    a.set(.string("base"), "theme")
+    harness.round()
+
+    // A pushes its edit; B edits too but has not synced when A's record arrives.
+    a.set(.string("from A"), "theme")
+    a.coordinator.sync()
+    b.set(.string("from B"), "theme")
+    harness.cloud.upload()
+    harness.cloud.download(to: "B")  // inbound event: remote wins on B
+    #expect(b.value("theme") == .string("from A"))
+
+    // Now a conflict met by sync(): local wins.
+    b.set(.string("B again"), "theme")
+    a.set(.string("A again"), "theme")
+    a.coordinator.sync()
+    harness.cloud.upload()
+    harness.cloud.download(to: "B", notify: false)
+    b.coordinator.sync()
+    #expect(b.value("theme") == .string("B again"))
+    #expect(b.record("theme")?.content == .value(.string("B again")))
+    harness.round()
+    #expect(a.value("theme") == .string("B again"))
+  }
+
+  @Test func deletePropagatesAndIsNotResurrected() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    let b = harness.device("B", monitored: ["theme"])
+    let c = harness.device("C", monitored: ["theme"])
+    a.set(.string("dusk"), "theme")
+    harness.round()
+    #expect(c.value("theme") == .string("dusk"))
+
+    a.remove("theme")
+    a.coordinator.sync()
+    harness.cloud.upload()
+    harness.cloud.download(to: "B")
+    #expect(b.value("theme") == nil)
+    guard case .deleted? = a.record("theme")?.content else {
+      Issue.record("no tombstone in the store")
+      return
+    }
+
+    // C missed the event and still holds the value: its sync must not bring it back.
+    #expect(c.value("theme") == .string("dusk"))
+    harness.cloud.download(to: "C", notify: false)
+    c.coordinator.sync()
+    #expect(c.value("theme") == nil)
+    harness.round()
+    #expect(harness.values(of: "theme").values.allSatisfy { $0 == nil })
+
+    // A newer write after the delete wins over the tombstone.
+    b.set(.string("dawn"), "theme")
+    b.coordinator.sync()
+    harness.round()
+    #expect(harness.values(of: "theme").values.allSatisfy { $0 == .string("dawn") })
+  }
+
+  @Test func absenceFromTheStoreIsNotADelete() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    a.set(.string("dusk"), "theme")
+    harness.round()
+    let generation = a.record("theme")?.generation
+
+    harness.cloud.removeServerValue(forKey: "theme")
+    harness.cloud.download(to: "A")
+    #expect(a.value("theme") == .string("dusk"), "an inbound event must not remove the value")
+    a.coordinator.sync()
+    #expect(a.value("theme") == .string("dusk"))
+    #expect(a.record("theme")?.generation == generation)
+    harness.cloud.upload()
+    #expect(harness.cloud.serverValues["theme"] != nil, "the value is pushed again")
+  }
+
+  @Test func newDeviceNeverOverwritesCloudHistory() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    a.set(.string("dusk"), "theme")
+    a.coordinator.sync()
+    harness.cloud.upload()
+
+    // B wrote its own value before its first sync.
+    let b = harness.device("B", monitored: ["theme"])
+    b.set(.string("factory"), "theme")
+    harness.cloud.download(to: "B", notify: false)
+    b.coordinator.sync()
+    #expect(b.value("theme") == .string("dusk"))
+    harness.cloud.upload()
+    #expect(harness.cloud.serverValues["theme"] == a.store.value(forKey: "theme"))
+  }
+
+  @Test func registeredDefaultsAndSystemKeysAreNeverUploaded() {
+    let harness = Harness()
+    // Registered defaults are shared by every suite in the process: keep these keys unique.
+    let registered = "registered-\(UUID().uuidString)"
+    let shadowed = "shadowed-\(UUID().uuidString)"
+    let a = harness.device("A", monitored: [registered, shadowed])
+    a.defaults.register(defaults: [registered: "fallback", shadowed: "fallback"])
+    a.set(.string("en"), "AppleLanguages")
+    a.set(.bool(true), "NSWindowFrame")
+    a.set(.string("x"), "com.apple.something")
+    a.set(.string("dusk"), shadowed)
+
+    a.coordinator.sync()
+    a.coordinator.sync(keys: [registered, shadowed])
+    harness.cloud.post(ExternalChange(reason: .serverChange, keys: nil), to: "A")
+    harness.cloud.upload()
+
+    #expect(Set(harness.cloud.serverValues.keys) == [shadowed])
+    #expect(a.record(shadowed)?.content == .value(.string("dusk")))
+  }
+
+  @Test func dottedKeysSyncLikeAnyOther() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["com.example.theme"])
+    let b = harness.device("B", monitored: ["com.example.theme"])
+    a.set(.string("dusk"), "com.example.theme")
+    a.coordinator.sync()
+    harness.cloud.deliver()
+    #expect(b.value("com.example.theme") == .string("dusk"))
+    #expect(Set(harness.cloud.serverValues.keys) == ["com.example.theme"])
+  }
+
+  @Test func repeatedSyncsWriteNothingAndNeverRevertALocalEdit() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    let b = harness.device("B", monitored: ["theme"])
+    a.set(.string("dusk"), "theme")
+    harness.round()
+    let writes = a.store.statistics.writes
+
+    a.coordinator.sync()
+    a.coordinator.sync()
+    #expect(a.store.statistics.writes == writes)
+
+    // The old two-launch revert: edit, relaunch, sync twice.
+    a.set(.string("dawn"), "theme")
+    a.restart()
+    a.coordinator.sync()
+    a.coordinator.sync()
+    #expect(a.value("theme") == .string("dawn"))
+    harness.round()
+    #expect(b.value("theme") == .string("dawn"))
+    #expect(a.value("theme") == .string("dawn"))
+  }
+
+  @Test func didChangeNotificationAfterAPullCausesNoPush() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    let b = harness.device("B", monitored: ["theme"])
+    a.set(.string("dusk"), "theme")
+    a.coordinator.sync()
+    harness.cloud.deliver()
+    #expect(b.value("theme") == .string("dusk"))
+    let writes = b.store.statistics.writes
+
+    NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: b.defaults)
+    b.coordinator.waitForScheduledWork()
+    #expect(b.store.statistics.writes == writes)
+
+    // While a real edit announced the same way is pushed, once, with one synchronize().
+    let synchronizations = b.store.statistics.synchronizeCalls
+    b.set(.string("dawn"), "theme")
+    NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: b.defaults)
+    NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: b.defaults)
+    b.coordinator.waitForScheduledWork()
+    #expect(b.store.statistics.writes == writes + 1)
+    #expect(b.store.statistics.synchronizeCalls == synchronizations + 1)
+    #expect(b.record("theme")?.content == .value(.string("dawn")))
+  }
+
+  @Test func syncReturnsAfterPulledValuesAreWritten() {
+    let harness = Harness()
+    let a = harness.device("A")
+    let b = harness.device("B")
+    a.set(.string("dusk"), "theme")
+    a.coordinator.sync()
+    harness.cloud.upload()
+    harness.cloud.download(to: "B", notify: false)
+    b.coordinator.sync()
+    #expect(b.defaults.string(forKey: "theme") == "dusk")
+  }
+
+  @Test func pullNeverOverwritesAnEditMadeWhileItWasDecided() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    let b = harness.device("B", monitored: ["theme"])
+    a.set(.string("dusk"), "theme")
+    harness.round()
+    a.set(.string("from A"), "theme")
+    a.coordinator.sync()
+    harness.cloud.upload()
+
+    let suiteName = b.suiteName
+    b.coordinator.state.withLock { state in
+      state.beforePullWrite = { key in UserDefaults(suiteName: suiteName)?.set("typed meanwhile", forKey: key) }
+    }
+    harness.cloud.download(to: "B")
+    #expect(b.value("theme") == .string("typed meanwhile"))
+    b.coordinator.state.withLock { $0.beforePullWrite = nil }
+    b.coordinator.sync()
+    harness.round()
+    #expect(a.value("theme") == .string("typed meanwhile"))
+  }
+
+  @Test func releasedCoordinatorAppliesNoEvents() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    var b: SyncCoordinator? = SyncCoordinator(
+      defaults: a.defaults, suiteName: a.suiteName, store: harness.cloud.device("B"),
+      configuration: SyncConfiguration(ledgerDirectory: harness.ledgerDirectory))
+    b?.addKeysToBeMonitored(keys: ["theme"])
+    weak let released = b
+    b = nil
+    #expect(released == nil)
+    let other = harness.device("C", monitored: ["theme"])
+    other.set(.string("dusk"), "theme")
+    other.coordinator.sync()
+    harness.cloud.upload()
+    harness.cloud.download(to: "B")
+    #expect(a.value("theme") == nil)
+  }
+}
