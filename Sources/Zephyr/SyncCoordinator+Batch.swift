@@ -12,8 +12,10 @@ extension SyncCoordinator {
     var pulls = 0
     for key in keys {
       let remoteState = RemoteState(storeValue: remote[key])
-      if case .malformed(let reason) = remoteState {
-        state.refuse(key, .malformedRecord(reason))
+      switch remoteState {
+      case .malformed(let reason): state.refuse(key, .malformedRecord(reason))
+      case .unsupported(let version): state.refuse(key, .unsupportedFormat(version))
+      case .absent, .record, .foreign: state.status.refusedKeys[key] = nil
       }
       let action = Reconciler.decide(
         key: key, local: local[key], remote: remoteState, ledger: state.ledger[key], policy: policy,
@@ -34,21 +36,15 @@ extension SyncCoordinator {
           state.noteLocalChange(key)
         }
         state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(value)))
-        state.status.refusedKeys[key] = nil
         state.debug("push \(key) g\(generation) \(value.map(\.logDescription) ?? "deleted") (\(reason.rawValue))")
       case .pull(let generation, let content, let reason):
         if applyPull(key, content: content, decidedLocal: local[key], &state) {
           state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(content)))
-          state.status.refusedKeys[key] = nil
           pulls += 1
           state.debug("pull \(key) g\(generation) \(Self.describe(content)) (\(reason.rawValue))")
         }
       case .skip(let reason):
-        if case .unsupported(let version) = remoteState {
-          state.refuse(key, .unsupportedFormat(version))
-        } else {
-          state.warn("skipped \(key): \(reason)")
-        }
+        state.debug("skip \(key): \(reason)")
       }
     }
     if storeWrites > 0 {
@@ -105,7 +101,9 @@ extension SyncCoordinator {
       pushPendingLocalEdits(&state)
     }
     let monitored = state.monitoredKeys
-    let keys = change.keys.map { monitored.intersection($0) } ?? monitored
+    // After an account change every monitored key is news, whatever the event names.
+    let named = change.reason == .accountChange ? nil : change.keys
+    let keys = named.map { monitored.intersection($0) } ?? monitored
     guard !keys.isEmpty else {
       state.debug("\(change.reason) event: no monitored key named, nothing to do")
       return
