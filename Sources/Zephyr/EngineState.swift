@@ -58,6 +58,20 @@ struct EngineState {
     return state
   }
 
+  /// Clears the history when the domain no longer carries this ledger's epoch: the app
+  /// reset or replaced its defaults while running. Like a new install, it then pulls
+  /// from the store instead of pushing a delete for every key it lost.
+  mutating func verifyEpoch(of domain: UserDefaultsDomain) {
+    guard domain.bookkeepingString(forKey: Self.ledgerIDKey) != ledger.epoch else { return }
+    ledger = Ledger(epoch: Self.randomID(length: 12))
+    ledgerDirty = true
+    domain.setBookkeepingString(ledger.epoch, forKey: Self.ledgerIDKey)
+    if configuration.deviceID == nil { domain.setBookkeepingString(deviceID, forKey: Self.deviceIDKey) }
+    let note = "the defaults domain was reset: history cleared, the store's values win"
+    status.notes.append(note)
+    warn(note)
+  }
+
   private static func randomID(length: Int) -> String {
     let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
     return String((0..<length).map { _ in alphabet.randomElement() ?? "z" })

@@ -94,11 +94,10 @@ extension SyncCoordinator {
       state.ledger.entries.removeAll()
       state.ledgerDirty = true
       state.warn("the iCloud account changed: history reset, the new account's values win conflicts")
-      // Every monitored key is reconciled below with no history, which covers pending edits.
-      mailbox.withLock { $0.localEditsPending = false }
     case .serverChange, .initialSync:
-      // Edits the app made before this event are pushed first, so the pull cannot undo them.
-      pushPendingLocalEdits(&state)
+      // A local edit still waiting for its coalesced push meets the remote value here as
+      // a conflict, and an inbound event prefers the remote value.
+      break
     }
     let monitored = state.monitoredKeys
     // After an account change every monitored key is news, whatever the event names.

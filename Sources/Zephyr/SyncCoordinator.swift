@@ -162,6 +162,7 @@ public final class SyncCoordinator: Sendable {
   func perform<Result>(_ body: (inout EngineState) -> Result) -> Result {
     let (result, effects) = Self.$operating.withValue(ObjectIdentifier(self)) {
       state.withLock { state in
+        state.verifyEpoch(of: domain)
         let result = body(&state)
         // Events posted to us on this thread while we were writing.
         while let change = mailbox.withLock({ $0.events.isEmpty ? nil : $0.events.removeFirst() }) {

@@ -86,9 +86,10 @@ final class UserDefaultsDomain: Sendable {
     defaults.withLock { $0.object(forKey: key) != nil }
   }
 
-  /// One of Zephyr's bookkeeping strings (never synced).
+  /// One of Zephyr's bookkeeping strings (never synced). Read with `object(forKey:)`,
+  /// which is cheap; nobody registers defaults for Zephyr's own keys.
   func bookkeepingString(forKey key: String) -> String? {
-    defaults.withLock { $0.persistentDomain(forName: name)?[key] }.flatMap(PropertyListValue.init(bridging:))
+    defaults.withLock { $0.object(forKey: key) }.flatMap(PropertyListValue.init(bridging:))
       .flatMap { if case .string(let text) = $0 { text } else { nil } }
   }
 

@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// The static facade forwards every call to `Zephyr.shared`. Serialized: it is global.
+@Suite(.serialized)
+struct FacadeTests {
+  @Test func everyCallForwardsToTheSharedCoordinator() throws {
+    let harness = Harness()
+    let a = harness.device("A")
+    let previous = Zephyr.shared
+    Zephyr.shared = a.coordinator
+    defer { Zephyr.shared = previous }
+
+    Zephyr.addKeysToBeMonitored(keys: "theme", "font")
+    Zephyr.addKeysToBeMonitored(keys: ["size"])
+    #expect(Zephyr.shared.monitoredKeys == ["theme", "font", "size"])
+    Zephyr.removeKeysFromBeingMonitored(keys: "font")
+    Zephyr.removeKeysFromBeingMonitored(keys: ["size"])
+    #expect(Zephyr.status.monitoredKeys == ["theme"])
+
+    Zephyr.debugEnabled = false
+    #expect(a.coordinator.configuration.debugEnabled == false)
+    Zephyr.debugEnabled = true
+    Zephyr.syncUbiquitousKeyValueStoreOnChange = false
+    a.set(.string("dusk"), "theme")
+    a.set(.string("serif"), "font")
+    a.set(.integer(3), "size")
+    Zephyr.sync(keys: "theme")
+    #expect(Set(a.store.cachedValues.keys) == ["theme"])
+    #expect(a.store.statistics.synchronizeCalls == 0)
+    Zephyr.syncUbiquitousKeyValueStoreOnChange = true
+    Zephyr.sync(keys: ["font"])
+    #expect(a.store.statistics.synchronizeCalls == 1)
+    Zephyr.sync()
+    #expect(Set(a.store.cachedValues.keys) == ["theme", "font", "size"])
+  }
+
+  @Test func setUserDefaultsSuiteKeepsStoreConfigurationAndMonitoredKeys() throws {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    let group = harness.device("group")
+    let previous = Zephyr.shared
+    Zephyr.shared = a.coordinator
+    defer { Zephyr.shared = previous }
+
+    Zephyr.setUserDefaultsSuite(to: group.defaults, suiteName: group.suiteName)
+    let replacement = Zephyr.shared
+    #expect(replacement !== a.coordinator)
+    #expect(replacement.domainName == group.suiteName)
+    #expect(replacement.store === a.store)
+    #expect(replacement.monitoredKeys == ["theme"])
+    #expect(replacement.deviceID == "A")
+
+    group.set(.string("from the group"), "theme")
+    Zephyr.sync()
+    #expect(a.record("theme")?.content == .value(.string("from the group")))
+  }
+}
