@@ -8,6 +8,9 @@ struct EngineState {
   var ledgerDirty = false
   var monitoredKeys: Set<String> = []
   var status: SyncStatus
+  var budget = StoreBudget()
+  /// Whether the running operation wrote to the store (it then ends with one `synchronize()`).
+  var storeWritten = false
   /// Called just before a pulled value is written. For tests that edit locally while a
   /// pull is being decided.
   var beforePullWrite: (@Sendable (String) -> Void)?
@@ -92,6 +95,33 @@ struct EngineState {
   mutating func refuse(_ key: String, _ reason: RefusalReason) {
     if status.refusedKeys[key] != reason { warn("refused key \(key): \(reason)") }
     status.refusedKeys[key] = reason
+  }
+
+  /// Logs a warning when usage crosses the warning threshold upwards, once per crossing.
+  mutating func checkBudgetThreshold() {
+    let limits = configuration.limits
+    let byteShare = Double(budget.totalBytes) / Double(max(limits.maximumTotalBytes, 1))
+    let keyShare = Double(budget.keyCount) / Double(max(limits.maximumKeyCount, 1))
+    let above = max(byteShare, keyShare) >= configuration.warningThreshold
+    if above, !budget.aboveThreshold {
+      let percent = { (share: Double) in String(format: "%.0f%%", share * 100) }
+      warn(
+        "the store is at \(percent(byteShare)) of its \(limits.maximumTotalBytes) bytes and "
+          + "\(percent(keyShare)) of its \(limits.maximumKeyCount) keys "
+          + "(warning threshold \(percent(configuration.warningThreshold)))")
+    }
+    budget.aboveThreshold = above
+  }
+
+  /// The status with the budget's figures filled in.
+  func statusSnapshot(isSignedIn: Bool?) -> SyncStatus {
+    var snapshot = status
+    snapshot.estimatedBytes = budget.totalBytes
+    snapshot.keyCount = budget.keyCount
+    snapshot.largestKeys = budget.largest(5)
+    snapshot.overheadBytes = budget.totalOverhead
+    snapshot.isSignedIn = isSignedIn
+    return snapshot
   }
 
   mutating func noteLocalChange(_ key: String) {

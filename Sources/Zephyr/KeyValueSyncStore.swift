@@ -28,6 +28,14 @@ public protocol KeyValueSyncStore: AnyObject, Sendable {
   /// Calls `handler` for every external change until the returned token is cancelled
   /// or released.
   func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ObservationToken
+  /// Whether the device is signed into the account the store syncs with; `nil` when the
+  /// store cannot tell. The default implementation returns `nil`.
+  var isSignedIn: Bool? { get }
+}
+
+extension KeyValueSyncStore {
+  /// `nil`: the store cannot tell.
+  public var isSignedIn: Bool? { nil }
 }
 
 /// A change that reached a ``KeyValueSyncStore`` from outside this process.

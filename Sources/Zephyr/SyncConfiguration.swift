@@ -24,7 +24,8 @@ public struct SyncConfiguration: Sendable {
   public var synchronizeOnChange: Bool
 
   /// How long a tombstone stays in the store before `sync()` removes it to give its key
-  /// back; `nil` keeps tombstones forever.
+  /// back: 30 days by default; `nil` keeps tombstones forever. This device's ledger
+  /// remembers the delete, so it never pushes the value again.
   ///
   /// > Warning: a device that stays offline longer than this, still holding the value,
   /// > pushes it again when it returns: the delete is undone. Choose a lifetime longer
@@ -33,6 +34,10 @@ public struct SyncConfiguration: Sendable {
 
   /// The limits checked before every store write. ``StoreLimits/iCloud`` by default.
   public var limits: StoreLimits
+
+  /// The share of the byte or key limit above which a warning is logged, once per
+  /// crossing: 0.8 (80%) by default.
+  public var warningThreshold: Double
 
   /// Decides conflicts (both sides changed a key to different values). When `nil`,
   /// `sync()` keeps the local value and an inbound store event takes the remote one.
@@ -55,8 +60,9 @@ public struct SyncConfiguration: Sendable {
     deviceID: String? = nil,
     debugEnabled: Bool = false,
     synchronizeOnChange: Bool = true,
-    tombstoneLifetime: TimeInterval? = nil,
+    tombstoneLifetime: TimeInterval? = 30 * 24 * 60 * 60,
     limits: StoreLimits = .iCloud,
+    warningThreshold: Double = 0.8,
     conflictResolver: ConflictResolver? = nil,
     logHandler: LogHandler? = nil,
     ledgerDirectory: URL? = nil,
@@ -67,6 +73,7 @@ public struct SyncConfiguration: Sendable {
     self.synchronizeOnChange = synchronizeOnChange
     self.tombstoneLifetime = tombstoneLifetime
     self.limits = limits
+    self.warningThreshold = warningThreshold
     self.conflictResolver = conflictResolver
     self.logHandler = logHandler
     self.ledgerDirectory = ledgerDirectory

@@ -1,17 +1,22 @@
 import Foundation
 
 extension SyncCoordinator {
-  /// Decides every key with the ``Reconciler`` and carries the actions out: store writes,
-  /// `UserDefaults` writes, ledger updates, one `synchronize()` for the batch.
+  /// Decides every key with the ``Reconciler`` and carries the actions out: store writes
+  /// (each checked against the limits first), `UserDefaults` writes and ledger updates.
+  /// Returns the keys written to the store.
+  @discardableResult
   func reconcile(
     _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
     policy: MismatchPolicy, _ state: inout EngineState
-  ) {
+  ) -> Set<String> {
     let now = state.configuration.clock()
-    var storeWrites = 0
+    var written = Set<String>()
     var pulls = 0
     for key in keys {
       let remoteState = RemoteState(storeValue: remote[key])
+      if remote[key] == nil || state.budget.sizes[key] == nil {
+        state.budget.record(key, storeValue: remote[key])
+      }
       switch remoteState {
       case .malformed(let reason): state.refuse(key, .malformedRecord(reason))
       case .unsupported(let version): state.refuse(key, .unsupportedFormat(version))
@@ -24,13 +29,21 @@ extension SyncCoordinator {
       case .none:
         continue
       case .adopt(let generation):
+        state.budget.record(key, storeValue: remote[key])
         state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(local[key])))
         state.debug("adopt \(key) g\(generation) (same value on both sides)")
       case .push(let generation, let value, let reason):
         let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(now)
-        let record = SyncRecord(generation: generation, origin: state.deviceID, content: content)
-        store.setValue(record.encoded, forKey: key)
-        storeWrites += 1
+        let encoded = SyncRecord(generation: generation, origin: state.deviceID, content: content).encoded
+        let size = PropertyListValue.storeSize(key: key, value: encoded)
+        if let refusal = state.budget.refusal(forWriting: key, size: size, limits: state.configuration.limits) {
+          // Not sent: the ledger keeps its old state, so the next sync tries again.
+          state.refuse(key, refusal)
+          continue
+        }
+        store.setValue(encoded, forKey: key)
+        state.budget.record(key, storeValue: encoded)
+        written.insert(key)
         if reason == .resolverMerged, let value {
           domain.set(value, forKey: key)
           state.noteLocalChange(key)
@@ -38,6 +51,7 @@ extension SyncCoordinator {
         state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(value)))
         state.debug("push \(key) g\(generation) \(value.map(\.logDescription) ?? "deleted") (\(reason.rawValue))")
       case .pull(let generation, let content, let reason):
+        state.budget.record(key, storeValue: remote[key])
         if applyPull(key, content: content, decidedLocal: local[key], &state) {
           state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(content)))
           pulls += 1
@@ -47,11 +61,32 @@ extension SyncCoordinator {
         state.debug("skip \(key): \(reason)")
       }
     }
-    if storeWrites > 0 {
+    if !written.isEmpty {
       state.status.lastPush = now
-      if state.configuration.synchronizeOnChange { store.synchronize() }
+      state.storeWritten = true
     }
     if pulls > 0 { state.status.lastPull = now }
+    return written
+  }
+
+  /// Removes tombstones older than the configured lifetime from the store, giving their
+  /// keys back. The ledger keeps the delete, so this device never pushes the value again.
+  func collectTombstones(
+    in snapshot: [String: PropertyListValue], skipping written: Set<String>, _ state: inout EngineState
+  ) {
+    guard let lifetime = state.configuration.tombstoneLifetime else { return }
+    let now = state.configuration.clock()
+    var removed = 0
+    for (key, value) in snapshot where !written.contains(key) && state.ledger[key]?.agreed == .deleted {
+      guard case .record(let record) = RemoteState(storeValue: value), case .deleted(let date) = record.content,
+        now.timeIntervalSince(date) > lifetime
+      else { continue }
+      store.removeValue(forKey: key)
+      state.budget.record(key, storeValue: nil)
+      removed += 1
+      state.debug("collect tombstone \(key) g\(record.generation) (deleted \(date.ISO8601Format()))")
+    }
+    if removed > 0 { state.storeWritten = true }
   }
 
   /// Writes a pulled state into `UserDefaults`, unless the key was edited locally after
@@ -87,6 +122,7 @@ extension SyncCoordinator {
     switch change.reason {
     case .quotaViolation:
       state.status.lastQuotaViolation = now
+      state.budget.isPrimed = false  // the estimate missed something: measure again
       state.warn("the store reported a quota violation: writes were dropped; see status for sizes")
       return
     case .accountChange:

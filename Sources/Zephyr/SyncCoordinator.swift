@@ -78,12 +78,16 @@ public final class SyncCoordinator: Sendable {
   public var monitoredKeys: Set<String> { state.withLock { $0.monitoredKeys } }
 
   /// What the coordinator did and why; see ``SyncStatus``.
-  public var status: SyncStatus { state.withLock { $0.status } }
+  public var status: SyncStatus {
+    let isSignedIn = store.isSignedIn
+    return state.withLock { $0.statusSnapshot(isSignedIn: isSignedIn) }
+  }
 
   // MARK: Syncing
 
   /// Reconciles every key of the app's persistent domain, and every key the store and
-  /// the ledger know, in both directions.
+  /// the ledger know, in both directions; then removes tombstones older than
+  /// ``SyncConfiguration/tombstoneLifetime`` from the store.
   ///
   /// Covers the persistent domain only: registered defaults, system keys (`Apple…`,
   /// `NS…`, `com.apple.…`, …) and Zephyr's bookkeeping are never uploaded. When both
@@ -98,10 +102,12 @@ public final class SyncCoordinator: Sendable {
         state.refuse(key, .notPropertyList)
       }
       let remote = store.allValues()
+      state.budget.refresh(with: remote)
       var keys = Set(local.values.keys).union(remote.keys).union(state.ledger.entries.keys)
       keys = keys.filter { KeyPolicy.exclusion(of: $0) == nil }
       let admitted = admit(keys.sorted(), &state)
-      reconcile(admitted, local: local.values, remote: remote, policy: .preferLocal, &state)
+      let written = reconcile(admitted, local: local.values, remote: remote, policy: .preferLocal, &state)
+      collectTombstones(in: remote, skipping: written, &state)
     }
   }
 
@@ -156,18 +162,26 @@ public final class SyncCoordinator: Sendable {
 
   // MARK: Operations
 
-  /// Runs `body` as one operation: exclusive, then the buffered log lines are emitted,
-  /// the ledger saved and the change notification posted, outside the lock.
+  /// Runs `body` as one operation, exclusively: events that arrived meanwhile on this
+  /// thread are applied, the store synchronized once if it was written, the ledger saved;
+  /// then, outside the lock, the buffered log lines are emitted and the change
+  /// notification posted.
   @discardableResult
   func perform<Result>(_ body: (inout EngineState) -> Result) -> Result {
     let (result, effects) = Self.$operating.withValue(ObjectIdentifier(self)) {
       state.withLock { state in
         state.verifyEpoch(of: domain)
+        if !state.budget.isPrimed { state.budget.refresh(with: store.allValues()) }
         let result = body(&state)
         // Events posted to us on this thread while we were writing.
         while let change = mailbox.withLock({ $0.events.isEmpty ? nil : $0.events.removeFirst() }) {
           handle(change, &state)
         }
+        if state.storeWritten {
+          state.storeWritten = false
+          if state.configuration.synchronizeOnChange { store.synchronize() }
+        }
+        state.checkBudgetThreshold()
         saveLedgerIfNeeded(&state)
         return (result, state.takeEffects())
       }

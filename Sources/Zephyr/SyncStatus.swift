@@ -16,8 +16,28 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
     public var keyCount: Int?
   }
 
+  /// One store key and the bytes it uses.
+  public struct KeySize: Sendable, Equatable {
+    /// The store key.
+    public var key: String
+    /// Its UTF-8 bytes plus its value's binary-plist size.
+    public var bytes: Int
+  }
+
   /// The limits the coordinator checks against.
   public var limits: StoreLimits
+  /// The store's estimated size: every key's UTF-8 bytes plus every value's binary-plist
+  /// size, as the store accounts them.
+  public var estimatedBytes = 0
+  /// How many keys the store holds, as far as this device has seen.
+  public var keyCount = 0
+  /// The five largest store keys, largest first.
+  public var largestKeys: [KeySize] = []
+  /// The bytes Zephyr's records add over the bare values (whole tombstones included).
+  public var overheadBytes = 0
+  /// Whether the device is signed into an iCloud account; `nil` where the store cannot
+  /// tell (off Apple platforms).
+  public var isSignedIn: Bool?
   /// When this device last wrote to the store.
   public var lastPush: Date?
   /// When this device last wrote a value from the store into `UserDefaults`.
@@ -49,6 +69,18 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
       lines.append(label.padding(toLength: 22, withPad: " ", startingAt: 0) + value)
     }
     func time(_ date: Date?) -> String { date?.ISO8601Format() ?? "never" }
+    func percent(_ part: Int, _ whole: Int) -> String {
+      whole > 0 ? String(format: "%.1f%%", Double(part) * 100 / Double(whole)) : "-"
+    }
+    row(
+      "store bytes",
+      "\(estimatedBytes) / \(limits.maximumTotalBytes) (\(percent(estimatedBytes, limits.maximumTotalBytes)))")
+    row("store keys", "\(keyCount) / \(limits.maximumKeyCount) (\(percent(keyCount, limits.maximumKeyCount)))")
+    row("Zephyr overhead", "\(overheadBytes) bytes")
+    for (index, entry) in largestKeys.enumerated() {
+      row(index == 0 ? "largest keys" : "", "\(entry.key): \(entry.bytes) bytes")
+    }
+    row("iCloud account", isSignedIn.map { $0 ? "signed in" : "signed out" } ?? "unknown")
     row("monitored keys", monitoredKeys.isEmpty ? "none" : monitoredKeys.sorted().joined(separator: ", "))
     row("last push", time(lastPush))
     row("last pull", time(lastPull))

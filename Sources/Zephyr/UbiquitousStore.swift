@@ -48,6 +48,9 @@ public struct UbiquitousNotificationNames: Sendable, Hashable {
   extension UbiquitousStore {
     /// The app's iCloud key-value store, `NSUbiquitousKeyValueStore.default`.
     public static let `default` = UbiquitousStore(NSUbiquitousKeyValueStore.default)
+
+    /// Whether an iCloud account is signed in (`FileManager.ubiquityIdentityToken`).
+    public var isSignedIn: Bool? { FileManager.default.ubiquityIdentityToken != nil }
   }
 
   extension Zephyr {
