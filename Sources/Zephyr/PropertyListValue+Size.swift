@@ -4,8 +4,8 @@ extension PropertyListValue {
   /// The size of the value written as a binary property list, the way the iCloud
   /// key-value store accounts values, computed without serializing it.
   ///
-  /// Follows the `bplist00` layout: an 8-byte header, one object per value (an integer
-  /// written once however often it occurs), an offset table and a 32-byte trailer. This
+  /// Follows the `bplist00` layout: an 8-byte header, one object per value (a signed
+  /// integer written once however often it occurs), an offset table and a 32-byte trailer. This
   /// is exactly what swift-corelibs-foundation's `PropertyListSerialization` writes.
   /// Apple's writer also shares repeated strings, dates and data, so on Apple platforms
   /// the estimate is an upper bound: pre-flight checks err on the side of refusing.
@@ -27,7 +27,7 @@ private struct BinaryPlistCounter {
   private var objects = 0
   private var references = 0
   private var bytes = 0
-  private var integers = Set<PropertyListValue>()
+  private var integers = Set<Int64>()
 
   var total: Int {
     let referenceSize = Self.byteCount(objects)
@@ -50,8 +50,8 @@ private struct BinaryPlistCounter {
         add(.string(key))
         add(item)
       }
-    case .integer, .unsignedInteger:
-      guard integers.insert(value).inserted else { return }
+    case .integer(let number):
+      guard integers.insert(number).inserted else { return }
       objects += 1
       bytes += Self.scalarSize(value)
     default:

@@ -253,7 +253,9 @@ public final class SyncCoordinator: Sendable {
     let observer = Locked<(any NSObjectProtocol)?>(nil)
     observer.withLock {
       $0 = center.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: nil) {
-        [weak self] _ in self?.userDefaultsDidChange()
+        [weak self] note in
+        guard let self, note.object == nil || domain.isBacked(by: note.object as AnyObject) else { return }
+        userDefaultsDidChange()
       }
     }
     let defaultsToken = ObservationToken {
@@ -275,8 +277,10 @@ public final class SyncCoordinator: Sendable {
     perform { state in handle(change, &state) }
   }
 
-  /// A `UserDefaults` change somewhere in the process: schedule one coalesced push of
-  /// the monitored keys' local edits. Our own writes are recognised and ignored.
+  /// A change of this coordinator's `UserDefaults` instance (or an announcement without
+  /// an object): schedule one coalesced push of the monitored keys' local edits. Our own
+  /// writes are recognised and ignored. Edits made through another instance of the same
+  /// suite are not announced to us; ``sync()`` still finds them through the ledger.
   func userDefaultsDidChange() {
     guard Self.operating != ObjectIdentifier(self) else { return }
     let schedule = mailbox.withLock { mailbox -> Bool in

@@ -81,6 +81,11 @@ final class UserDefaultsDomain: Sendable {
     defaults.withLock { $0.removeObject(forKey: key) }
   }
 
+  /// Whether `object` is this domain's `UserDefaults` instance.
+  func isBacked(by object: AnyObject?) -> Bool {
+    defaults.withLock { $0 === object }
+  }
+
   /// Whether `object(forKey:)` finds anything for `key`, from any domain.
   func containsAnyValue(forKey key: String) -> Bool {
     defaults.withLock { $0.object(forKey: key) != nil }
