@@ -1,5 +1,12 @@
 import Foundation
 
+/// One write an operation makes, where a simulated crash may strike.
+enum WritePoint: Sendable, Equatable {
+  case store(String)
+  case defaults(String)
+  case ledger
+}
+
 /// A coordinator's state, guarded by its lock.
 struct EngineState {
   var configuration: SyncConfiguration
@@ -14,6 +21,11 @@ struct EngineState {
   /// Called just before a pulled value is written. For tests that edit locally while a
   /// pull is being decided.
   var beforePullWrite: (@Sendable (String) -> Void)?
+  /// Asked before every write; answering `true` simulates a crash at that point: this
+  /// write and every later one of the operation are skipped, as if the process died.
+  /// For crash-point tests, which then restart the device.
+  var crashBefore: (@Sendable (WritePoint) -> Bool)?
+  private(set) var crashed = false
 
   // Effects of the running operation, released after the lock.
   private var logs: [LogMessage] = []
@@ -78,6 +90,13 @@ struct EngineState {
   private static func randomID(length: Int) -> String {
     let alphabet = Array("abcdefghijkmnpqrstuvwxyz23456789")
     return String((0..<length).map { _ in alphabet.randomElement() ?? "z" })
+  }
+
+  /// Whether the operation may perform the write at `point` (see ``crashBefore``).
+  mutating func mayWrite(_ point: WritePoint) -> Bool {
+    if crashed { return false }
+    if crashBefore?(point) == true { crashed = true }
+    return !crashed
   }
 
   // MARK: Recording

@@ -41,10 +41,12 @@ extension SyncCoordinator {
           state.refuse(key, refusal)
           continue
         }
+        guard state.mayWrite(.store(key)) else { continue }
         store.setValue(encoded, forKey: key)
         state.budget.record(key, storeValue: encoded)
         written.insert(key)
         if reason == .resolverMerged, let value {
+          guard state.mayWrite(.defaults(key)) else { continue }
           domain.set(value, forKey: key)
           state.noteLocalChange(key)
         }
@@ -79,7 +81,7 @@ extension SyncCoordinator {
     var removed = 0
     for (key, value) in snapshot where !written.contains(key) && state.ledger[key]?.agreed == .deleted {
       guard case .record(let record) = RemoteState(storeValue: value), case .deleted(let date) = record.content,
-        now.timeIntervalSince(date) > lifetime
+        now.timeIntervalSince(date) > lifetime, state.mayWrite(.store(key))
       else { continue }
       store.removeValue(forKey: key)
       state.budget.record(key, storeValue: nil)
@@ -103,11 +105,13 @@ extension SyncCoordinator {
     switch content {
     case .value(let value):
       if current.map({ !$0.isSameValue(as: value) }) ?? true {
+        guard state.mayWrite(.defaults(key)) else { return false }
         domain.set(value, forKey: key)
         state.noteLocalChange(key)
       }
     case .deleted:
       if current != nil {
+        guard state.mayWrite(.defaults(key)) else { return false }
         domain.remove(forKey: key)
         state.noteLocalChange(key)
       }

@@ -179,7 +179,7 @@ public final class SyncCoordinator: Sendable {
         }
         if state.storeWritten {
           state.storeWritten = false
-          if state.configuration.synchronizeOnChange { store.synchronize() }
+          if state.configuration.synchronizeOnChange, !state.crashed { store.synchronize() }
         }
         state.checkBudgetThreshold()
         saveLedgerIfNeeded(&state)
@@ -205,7 +205,7 @@ public final class SyncCoordinator: Sendable {
   }
 
   private func saveLedgerIfNeeded(_ state: inout EngineState) {
-    guard state.ledgerDirty else { return }
+    guard state.ledgerDirty, state.mayWrite(.ledger) else { return }
     state.ledgerDirty = false
     do {
       try ledgerFile.save(state.ledger)
@@ -234,11 +234,11 @@ public final class SyncCoordinator: Sendable {
   /// Zephyr 4 kept one timestamp for the whole store under `ZephyrSyncKey`; it is never
   /// synced and is removed wherever it is found.
   private func removeLegacyStamp(_ state: inout EngineState) {
-    if store.value(forKey: KeyPolicy.legacySyncKey) != nil {
+    if store.value(forKey: KeyPolicy.legacySyncKey) != nil, state.mayWrite(.store(KeyPolicy.legacySyncKey)) {
       store.removeValue(forKey: KeyPolicy.legacySyncKey)
       state.debug("removed Zephyr 4's \(KeyPolicy.legacySyncKey) from the store")
     }
-    if domain.containsAnyValue(forKey: KeyPolicy.legacySyncKey) {
+    if domain.containsAnyValue(forKey: KeyPolicy.legacySyncKey), state.mayWrite(.defaults(KeyPolicy.legacySyncKey)) {
       domain.remove(forKey: KeyPolicy.legacySyncKey)
     }
   }
@@ -301,8 +301,9 @@ public final class SyncCoordinator: Sendable {
     perform { state in pushPendingLocalEdits(&state) }
   }
 
-  /// Waits until scheduled local-edit pushes have run. For tests.
-  func waitForScheduledWork() {
+  /// Blocks until every local-edit push that a `didChangeNotification` scheduled has
+  /// run. For tests and benchmarks: an app never needs to wait.
+  public func waitForPendingLocalEdits() {
     localEditQueue.sync {}
   }
 }

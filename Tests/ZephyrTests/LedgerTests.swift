@@ -85,7 +85,7 @@ struct LedgerTests {
     harness.round()
     a.defaults.removePersistentDomain(forName: a.suiteName)
     NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: a.defaults)
-    a.coordinator.waitForScheduledWork()
+    a.coordinator.waitForPendingLocalEdits()
     a.coordinator.sync()
     #expect(a.value("theme") == .string("dusk"))
     #expect(a.record("theme")?.content == .value(.string("dusk")))

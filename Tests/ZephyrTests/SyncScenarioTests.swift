@@ -224,7 +224,7 @@ struct SyncScenarioTests {
     let writes = b.store.statistics.writes
 
     NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: b.defaults)
-    b.coordinator.waitForScheduledWork()
+    b.coordinator.waitForPendingLocalEdits()
     #expect(b.store.statistics.writes == writes)
 
     // While a real edit announced the same way is pushed, once, with one synchronize().
@@ -232,7 +232,7 @@ struct SyncScenarioTests {
     b.set(.string("dawn"), "theme")
     NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: b.defaults)
     NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: b.defaults)
-    b.coordinator.waitForScheduledWork()
+    b.coordinator.waitForPendingLocalEdits()
     #expect(b.store.statistics.writes == writes + 1)
     #expect(b.store.statistics.synchronizeCalls == synchronizations + 1)
     #expect(b.record("theme")?.content == .value(.string("dawn")))
