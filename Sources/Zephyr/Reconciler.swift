@@ -17,6 +17,9 @@ public enum ConflictResolution: Sendable, Equatable {
   case keepRemote
   /// Write this value on both sides.
   case merged(PropertyListValue)
+  /// Decide as if no resolver were set: `sync()` keeps the local state, an inbound event
+  /// takes the remote one. Lets a resolver handle only the keys it knows.
+  case usePolicy
 }
 
 /// Both sides of a conflict, handed to a ``ConflictResolver``. `nil` means deleted.
@@ -45,6 +48,7 @@ enum SyncAction: Sendable, Equatable {
     case conflictRemoteWins = "conflict, remote wins"
     case resolverMerged = "conflict, resolver merged"
     case remoteNewer = "remote newer"
+    case remoteDiffers = "same generation, other value: remote wins"
     case cloudHistory = "cloud history beats never-synced device"
     case foreignWrite = "foreign write"
   }
@@ -133,7 +137,8 @@ enum Reconciler {
         generation: Generation.next(after: max(agreedGeneration, record.generation)), value: local,
         reason: .localEdit)
     case (false, true):
-      let reason: SyncAction.Reason = remote.isForeign ? .foreignWrite : .remoteNewer
+      let reason: SyncAction.Reason =
+        remote.isForeign ? .foreignWrite : record.generation == ledger.generation ? .remoteDiffers : .remoteNewer
       return .pull(generation: record.generation, content: record.content, reason: reason)
     case (true, true):
       if sameState { return .adopt(generation: record.generation) }
@@ -169,9 +174,13 @@ enum Reconciler {
         if case .value(let value) = record.content { value } else { nil }
       resolution = resolver(Conflict(key: key, local: local, remote: remoteValue))
     } else {
-      resolution = policy == .preferLocal ? .keepLocal : .keepRemote
+      resolution = .usePolicy
     }
     switch resolution {
+    case .usePolicy where policy == .preferLocal:
+      return .push(generation: next, value: local, reason: .conflictLocalWins)
+    case .usePolicy:
+      return .pull(generation: record.generation, content: record.content, reason: .conflictRemoteWins)
     case .keepLocal:
       return .push(generation: next, value: local, reason: .conflictLocalWins)
     case .keepRemote:

@@ -17,11 +17,15 @@ extension SyncCoordinator {
       if remote[key] == nil || state.budget.sizes[key] == nil {
         state.budget.record(key, storeValue: remote[key])
       }
+      // A key leaves the refused list once a batch handles it without refusing it again.
+      var refusal: RefusalReason?
+      defer { if refusal == nil { state.status.refusedKeys[key] = nil } }
       switch remoteState {
-      case .malformed(let reason): state.refuse(key, .malformedRecord(reason))
-      case .unsupported(let version): state.refuse(key, .unsupportedFormat(version))
-      case .absent, .record, .foreign: state.status.refusedKeys[key] = nil
+      case .malformed(let reason): refusal = .malformedRecord(reason)
+      case .unsupported(let version): refusal = .unsupportedFormat(version)
+      case .absent, .record, .foreign: break
       }
+      if let refusal { state.refuse(key, refusal) }
       let action = Reconciler.decide(
         key: key, local: local[key], remote: remoteState, ledger: state.ledger[key], policy: policy,
         resolver: state.configuration.conflictResolver)
@@ -36,9 +40,10 @@ extension SyncCoordinator {
         let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(now)
         let encoded = SyncRecord(generation: generation, origin: state.deviceID, content: content).encoded
         let size = PropertyListValue.storeSize(key: key, value: encoded)
-        if let refusal = state.budget.refusal(forWriting: key, size: size, limits: state.configuration.limits) {
+        if let overLimit = state.budget.refusal(forWriting: key, size: size, limits: state.configuration.limits) {
           // Not sent: the ledger keeps its old state, so the next sync tries again.
-          state.refuse(key, refusal)
+          refusal = overLimit
+          state.refuse(key, overLimit)
           continue
         }
         guard state.mayWrite(.store(key)) else { continue }

@@ -197,7 +197,9 @@ public final class SyncCoordinator: Sendable {
     }
     guard !effects.changedKeys.isEmpty else { return }
     let keys = effects.changedKeys.sorted()
-    DispatchQueue.main.async {
+    // Weak: a coordinator released before the main queue runs posts nothing more.
+    DispatchQueue.main.async { [weak self] in
+      guard let self else { return }
       NotificationCenter.default.post(
         name: Zephyr.keysDidChangeOnCloudNotification, object: self,
         userInfo: [Zephyr.changedKeysUserInfoKey: keys])

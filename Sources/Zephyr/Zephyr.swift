@@ -107,10 +107,13 @@ public enum Zephyr {
   /// Zephyr.setUserDefaultsSuite(to: suite, suiteName: "group.com.example.app-name")
   /// ```
   public static func setUserDefaultsSuite(to suite: UserDefaults, suiteName: String) {
-    let previous = shared
+    // Peek rather than read `shared`, which would first create a coordinator over
+    // `UserDefaults.standard` and write bookkeeping keys into a domain the app never syncs.
+    let previous = sharedCoordinator.withLock { $0 }
     let replacement = SyncCoordinator(
-      defaults: suite, suiteName: suiteName, store: previous.store, configuration: previous.configuration)
-    replacement.addKeysToBeMonitored(keys: Array(previous.monitoredKeys))
+      defaults: suite, suiteName: suiteName, store: previous?.store ?? makeDefaultStore(),
+      configuration: previous?.configuration ?? SyncConfiguration())
+    replacement.addKeysToBeMonitored(keys: Array(previous?.monitoredKeys ?? []))
     shared = replacement
   }
 

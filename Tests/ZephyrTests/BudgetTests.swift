@@ -113,6 +113,9 @@ struct BudgetTests {
     #expect(needed == Self.recordSize(key: "blob", dataBytes: size) + 0 * available)
     #expect(a.value("blob") == .data(Data(repeating: 7, count: size)))
     #expect(a.warnings.contains { $0.contains("refused key blob: needs \(needed) bytes") })
+    a.coordinator.sync()
+    a.coordinator.sync()
+    #expect(a.warnings.count { $0.hasPrefix("refused key blob") } == 1, "logged once while it stays refused")
   }
 
   @Test func thresholdCrossingIsLoggedOncePerCrossing() {

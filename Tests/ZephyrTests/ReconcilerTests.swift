@@ -53,7 +53,7 @@ struct ReconcilerTests {
       expected: .pull(generation: 4, content: .deleted(deletedAt), reason: .remoteNewer)),
     Row(
       name: "unchanged | same generation, other value: pull", local: old, remote: record(3, other),
-      ledger: agreed(3, old), expected: .pull(generation: 3, content: .value(other), reason: .remoteNewer)),
+      ledger: agreed(3, old), expected: .pull(generation: 3, content: .value(other), reason: .remoteDiffers)),
     Row(
       name: "unchanged, present | absent: push again", local: old, remote: .absent, ledger: agreed(3, old),
       expected: .push(generation: 3, value: old, reason: .absentFromStore)),
@@ -137,6 +137,17 @@ struct ReconcilerTests {
       policy: .preferRemote, resolver: resolver)
     #expect(action == .push(generation: 6, value: .string("merged"), reason: .resolverMerged))
     #expect(seen.withLock { $0 } == [Conflict(key: "k", local: Self.new, remote: Self.other)])
+  }
+
+  @Test(arguments: [MismatchPolicy.preferLocal, .preferRemote])
+  func resolverCanFallBackToThePolicy(_ policy: MismatchPolicy) {
+    let action = Reconciler.decide(
+      key: "k", local: Self.new, remote: Self.record(5, Self.other), ledger: Self.agreed(3, Self.old),
+      policy: policy, resolver: { _ in .usePolicy })
+    let expected = Reconciler.decide(
+      key: "k", local: Self.new, remote: Self.record(5, Self.other), ledger: Self.agreed(3, Self.old), policy: policy)
+    #expect(action == expected)
+    #expect(action != .none)
   }
 
   @Test func resolverIsNotAskedWithoutAConflict() {

@@ -18,6 +18,8 @@ final class Harness {
   }
 
   deinit {
+    // Coordinators first: a live one would take the removal for a reset and write back.
+    for device in devices.values { device.shutDown() }
     for device in devices.values { device.defaults.removePersistentDomain(forName: device.suiteName) }
     try? FileManager.default.removeItem(at: ledgerDirectory)
   }
@@ -60,7 +62,7 @@ final class TestDevice {
   let defaults: UserDefaults
   let store: SimulatedDevice
   let ledgerDirectory: URL
-  private(set) var coordinator: SyncCoordinator
+  private var current: SyncCoordinator?
   let logs = Locked<[LogMessage]>([])
   private let configure: (inout SyncConfiguration) -> Void
 
@@ -74,7 +76,7 @@ final class TestDevice {
     self.store = store
     self.ledgerDirectory = ledgerDirectory
     self.configure = configure
-    coordinator = SyncCoordinator(
+    current = SyncCoordinator(
       defaults: defaults, suiteName: suiteName, store: store,
       configuration: Self.configuration(name: name, ledgerDirectory: ledgerDirectory, logs: logs, configure: configure))
   }
@@ -93,10 +95,22 @@ final class TestDevice {
   /// one is released. Monitored keys are set again, as an app does at launch.
   func restart() {
     let monitored = coordinator.monitoredKeys
-    coordinator = SyncCoordinator(
+    current = SyncCoordinator(
       defaults: defaults, suiteName: suiteName, store: store,
       configuration: Self.configuration(name: name, ledgerDirectory: ledgerDirectory, logs: logs, configure: configure))
     coordinator.addKeysToBeMonitored(keys: Array(monitored))
+  }
+
+  /// The device's coordinator; there is always one until ``shutDown()``.
+  var coordinator: SyncCoordinator {
+    guard let current else { preconditionFailure("device \(name) was shut down") }
+    return current
+  }
+
+  /// Releases the coordinator, after letting its scheduled work finish.
+  func shutDown() {
+    current?.waitForPendingLocalEdits()
+    current = nil
   }
 
   func set(_ value: PropertyListValue, _ key: String) {
