@@ -8,11 +8,13 @@ let package = Package(
     .library(name: "Zephyr", targets: ["Zephyr"]),
     .library(name: "ZephyrTesting", targets: ["ZephyrTesting"]),
     .executable(name: "zephyr-demo", targets: ["zephyr-demo"]),
+    .executable(name: "zephyr-bench", targets: ["zephyr-bench"]),
   ],
   targets: [
     .target(name: "Zephyr"),
     .target(name: "ZephyrTesting", dependencies: ["Zephyr"]),
     .executableTarget(name: "zephyr-demo", dependencies: ["Zephyr", "ZephyrTesting"], path: "Examples/zephyr-demo"),
+    .executableTarget(name: "zephyr-bench", dependencies: ["Zephyr", "ZephyrTesting"], path: "Benchmarks/zephyr-bench"),
     .testTarget(name: "ZephyrTests", dependencies: ["Zephyr", "ZephyrTesting"]),
   ],
   swiftLanguageModes: [.v6]

@@ -1,1 +1,219 @@
-print("demo")
+// zephyr-demo: two devices keep their UserDefaults equal through a simulated iCloud.
+//
+// Each device has its own UserDefaults suite, ledger and SyncCoordinator over one
+// SimulatedCloud. Nothing runs on a timer: every upload and download below is a step of
+// the transcript. Lines starting with "│" are the coordinators' own decision log.
+
+import Foundation
+import Zephyr
+import ZephyrTesting
+
+/// One device of the demo: a fresh suite, a coordinator and a way to read its values.
+final class Device {
+  let name: String
+  let suiteName: String
+  let defaults: UserDefaults
+  let coordinator: SyncCoordinator
+
+  init?(name: String, cloud: SimulatedCloud, ledgerDirectory: URL, monitored: [String]) {
+    let suiteName = "zephyr-demo.\(name).\(UUID().uuidString)"
+    guard let defaults = UserDefaults(suiteName: suiteName) else { return nil }
+    let label = name.padding(toLength: 6, withPad: " ", startingAt: 0)
+    let configuration = SyncConfiguration(
+      deviceID: name.lowercased(), debugEnabled: true,
+      logHandler: { message in
+        print("    │ \(label) \(message.level == .warning ? "warning: " : "")\(message.text)")
+      },
+      ledgerDirectory: ledgerDirectory)
+    self.name = name
+    self.suiteName = suiteName
+    self.defaults = defaults
+    coordinator = SyncCoordinator(
+      defaults: defaults, suiteName: suiteName, store: cloud.device(name), configuration: configuration)
+    coordinator.addKeysToBeMonitored(keys: monitored)
+  }
+
+  func set(_ value: Any, _ key: String) {
+    print("  \(name): set \(key) = \(PropertyListValue(bridging: value)?.logDescription ?? "\(value)")")
+    defaults.set(value, forKey: key)
+  }
+
+  func remove(_ key: String) {
+    print("  \(name): remove \(key)")
+    defaults.removeObject(forKey: key)  // never set(nil, forKey:): on Linux it never returns
+  }
+
+  func sync() {
+    print("  \(name): sync()")
+    coordinator.sync()
+  }
+
+  /// The app's values: the suite's persistent domain without Zephyr's bookkeeping keys.
+  var values: [String: PropertyListValue] {
+    var values: [String: PropertyListValue] = [:]
+    for (key, raw) in defaults.persistentDomain(forName: suiteName) ?? [:] where !key.hasPrefix("Zephyr.") {
+      values[key] = PropertyListValue(bridging: raw)
+    }
+    return values
+  }
+
+  func show(_ keys: [String]) {
+    let shown = keys.map { "\($0) = \(values[$0]?.logDescription ?? "(none)")" }
+    print("  → \(name) has " + shown.joined(separator: ", "))
+  }
+}
+
+/// A store value as a reader would describe it: `["z1", 4, "mac", "dusk"]` → `value g4 "dusk" by mac`.
+func describeRecord(_ stored: PropertyListValue?) -> String {
+  guard let stored else { return "nothing" }
+  guard case .array(let fields) = stored, fields.count == 4, case .string(let tag) = fields[0],
+    case .integer(let generation) = fields[1], case .string(let origin) = fields[2]
+  else { return "a foreign value \(stored.logDescription)" }
+  switch tag {
+  case "z1": return "value g\(generation) \(fields[3].logDescription) by \(origin)"
+  case "z1d": return "tombstone g\(generation) by \(origin), deleted \(fields[3].logDescription)"
+  default: return "a record of unknown format \(tag)"
+  }
+}
+
+func heading(_ title: String) {
+  print("\n== \(title)")
+}
+
+/// One round of "deliver; every device syncs; deliver"; returns how many store writes it caused.
+func round(_ cloud: SimulatedCloud, _ devices: [Device]) -> Int {
+  let writes = { devices.map { cloud.device($0.name).statistics.writes }.reduce(0, +) }
+  let before = writes()
+  print("  cloud: deliver, both devices sync, deliver")
+  cloud.deliver()
+  for device in devices { device.coordinator.sync() }
+  cloud.deliver()
+  return writes() - before
+}
+
+func deliver(_ cloud: SimulatedCloud) {
+  print("  cloud: deliver")
+  cloud.deliver()
+}
+
+/// The transcript. Returns whether the devices converged and the suites to remove; the
+/// coordinators are released on return, so they stop observing before the suites go away.
+func runScenes(_ cloud: SimulatedCloud, ledgerDirectory: URL) -> (converged: Bool, suites: [(UserDefaults, String)]) {
+  let keys = ["theme", "fontSize", "showsBadges", "lastTab"]
+  guard let iPhone = Device(name: "iPhone", cloud: cloud, ledgerDirectory: ledgerDirectory, monitored: keys),
+    let mac = Device(name: "Mac", cloud: cloud, ledgerDirectory: ledgerDirectory, monitored: keys)
+  else {
+    print("could not open a UserDefaults suite")
+    return (false, [])
+  }
+  let devices = [iPhone, mac]
+
+  heading("(a) First edits on the iPhone reach the Mac")
+  iPhone.set("dusk", "theme")
+  iPhone.set(14, "fontSize")
+  iPhone.sync()
+  let observer = NotificationCenter.default.addObserver(
+    forName: Zephyr.keysDidChangeOnCloudNotification, object: mac.coordinator, queue: nil
+  ) { note in
+    let changed = note.userInfo?[Zephyr.changedKeysUserInfoKey] as? [String] ?? []
+    print("  → the Mac app is notified on the main queue: \(changed.joined(separator: ", ")) changed")
+  }
+  deliver(cloud)
+  mac.show(["theme", "fontSize"])
+  RunLoop.main.run(until: Date())  // let the main queue post the notification
+  NotificationCenter.default.removeObserver(observer)
+
+  heading("(b) Different keys edited on both devices before either hears from the other")
+  iPhone.set(true, "showsBadges")
+  mac.set(16, "fontSize")
+  iPhone.sync()
+  mac.sync()
+  deliver(cloud)
+  for device in devices { device.show(["fontSize", "showsBadges"]) }
+
+  heading("(c) A conflict: both devices change theme and both sync")
+  iPhone.set("ocean", "theme")
+  mac.set("forest", "theme")
+  iPhone.sync()
+  mac.sync()
+  for device in devices {
+    print("  \(device.name)'s store cache: theme = \(describeRecord(cloud.device(device.name).value(forKey: "theme")))")
+  }
+  deliver(cloud)
+  for device in devices { device.show(["theme"]) }
+  print("  Why: each sync() pushed its own value at g2; the server keeps the last write per key,")
+  print("  the Mac's. The iPhone had not edited theme since its push, so a different value at the")
+  print("  generation it agreed on is news to it: it pulls.")
+  print("  → a further round wrote \(round(cloud, devices)) store value(s)")
+
+  heading("(c') The mismatch policy: an inbound event prefers remote, sync() prefers local")
+  mac.set("sand", "theme")  // not synced yet
+  iPhone.set("slate", "theme")
+  iPhone.sync()
+  deliver(cloud)
+  mac.show(["theme"])
+  print("  The Mac's unsynced edit met a newer record in an inbound event: remote won.")
+  mac.set("sand", "theme")
+  iPhone.set("ink", "theme")
+  iPhone.sync()
+  print("  cloud: upload, then download to the Mac with its event dropped")
+  cloud.upload()
+  cloud.download(to: "Mac", notify: false)
+  mac.sync()
+  deliver(cloud)
+  for device in devices { device.show(["theme"]) }
+  print("  The Mac's sync() met the same kind of conflict: local won, pushed above the remote generation.")
+
+  heading("(d) A delete on the Mac propagates as a tombstone")
+  mac.remove("showsBadges")
+  mac.sync()
+  deliver(cloud)
+  print("  store: showsBadges = \(describeRecord(cloud.serverValues["showsBadges"]))")
+  iPhone.show(["showsBadges"])
+  print("  The iPhone syncs again; the delete does not come back.")
+  iPhone.sync()
+  iPhone.show(["showsBadges"])
+
+  heading("(e) A key longer than 64 UTF-8 bytes is refused; other keys still sync")
+  let longKey = "com.example.zephyr-demo.reading-position.of-the-most-recently-opened-chapter"
+  iPhone.set("value", longKey)
+  iPhone.set("library", "lastTab")
+  iPhone.sync()
+  deliver(cloud)
+  for (key, reason) in iPhone.coordinator.status.refusedKeys.sorted(by: { $0.key < $1.key }) {
+    print("  iPhone status.refusedKeys: \(key) (\(key.utf8.count) bytes): \(reason)")
+  }
+  print("  store has the long key: \(cloud.serverValues[longKey] != nil ? "yes" : "no")")
+  print("  iPhone keeps its local value: \(iPhone.values[longKey]?.logDescription ?? "(none)")")
+  mac.show(["lastTab"])
+
+  heading("Converged values")
+  print("  → one more round wrote \(round(cloud, devices)) store value(s)")
+  func row(_ key: String, _ left: String, _ right: String) -> String {
+    let shortKey = key.count > 24 ? key.prefix(21) + "..." : key
+    return "  " + shortKey.padding(toLength: 26, withPad: " ", startingAt: 0)
+      + left.padding(toLength: 12, withPad: " ", startingAt: 0) + right
+  }
+  print(row("key", "iPhone", "Mac"))
+  let allKeys = Set(iPhone.values.keys).union(mac.values.keys).sorted()
+  for key in allKeys {
+    print(row(key, iPhone.values[key]?.logDescription ?? "-", mac.values[key]?.logDescription ?? "-"))
+  }
+  let equal = allKeys.filter { $0 != longKey }.allSatisfy { iPhone.values[$0] == mac.values[$0] }
+  let verdict = equal ? "yes, equal values for every synced key" : "NO, the devices differ"
+  print("\nConverged: \(verdict) (the refused key stays on the iPhone only).")
+
+  heading("The iPhone's sync status")
+  print(iPhone.coordinator.status.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+  return (equal, devices.map { ($0.defaults, $0.suiteName) })
+}
+
+let ledgerDirectory = FileManager.default.temporaryDirectory
+  .appendingPathComponent("zephyr-demo-\(UUID().uuidString)", isDirectory: true)
+let result = runScenes(SimulatedCloud(), ledgerDirectory: ledgerDirectory)
+// Removing a persistent domain posts didChangeNotification (even on Linux), which a live
+// coordinator would act on: the scenes' coordinators are released before the suites go.
+RunLoop.main.run(until: Date())
+for (defaults, name) in result.suites { defaults.removePersistentDomain(forName: name) }
+try? FileManager.default.removeItem(at: ledgerDirectory)
+exit(result.converged ? 0 : 1)
