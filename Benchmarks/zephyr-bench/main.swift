@@ -1,0 +1,226 @@
+import Foundation
+import Zephyr
+import ZephyrTesting
+
+// zephyr-bench: what Zephyr costs an app, as JSON on standard output.
+//
+//     swift run -c release zephyr-bench            # 100, 1,000 and 10,000 keys
+//     swift run -c release zephyr-bench 1000       # one size
+//
+// Every time is a median over repeated runs, and each size measures its own floor in the
+// same run, so ratios hold on a noisy machine.
+
+/// One device: a fresh suite, a ledger folder, a coordinator over a simulated cloud.
+final class BenchDevice {
+  let suiteName: String
+  let defaults: UserDefaults
+  let store: SimulatedDevice
+  let coordinator: SyncCoordinator
+  private let ledgerDirectory: URL
+
+  init(name: String, cloud: SimulatedCloud, tag: String) {
+    suiteName = "zephyr-bench.\(tag).\(name)"
+    guard let defaults = UserDefaults(suiteName: suiteName) else { fatalError("cannot open suite \(suiteName)") }
+    defaults.removePersistentDomain(forName: suiteName)
+    self.defaults = defaults
+    store = cloud.device(name)
+    ledgerDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("zephyr-bench-\(tag)-\(name)")
+    try? FileManager.default.removeItem(at: ledgerDirectory)
+    coordinator = SyncCoordinator(
+      defaults: defaults, suiteName: suiteName, store: store,
+      configuration: SyncConfiguration(deviceID: name, logHandler: { _ in }, ledgerDirectory: ledgerDirectory))
+  }
+
+  func tearDown() {
+    defaults.removePersistentDomain(forName: suiteName)
+    try? FileManager.default.removeItem(at: ledgerDirectory)
+  }
+}
+
+func key(_ index: Int) -> String { "setting.\(index)" }
+
+/// A realistic mix: strings, numbers, flags, dates and small dictionaries.
+func value(_ index: Int, version: Int = 0) -> PropertyListValue {
+  switch index % 5 {
+  case 0: .string("value \(index) v\(version)")
+  case 1: .integer(Int64(index * 31 + version))
+  case 2: .bool((index + version).isMultiple(of: 2))
+  case 3: .date(Date(timeIntervalSince1970: Double(1_700_000_000 + index + version)))
+  default: .dictionary(["name": .string("item \(index)"), "size": .integer(Int64(version)), "on": .bool(true)])
+  }
+}
+
+func limits(for keys: Int) -> StoreLimits {
+  keys <= 1_024 ? .iCloud : StoreLimits(maximumTotalBytes: 1 << 30, maximumKeyCount: 1 << 20, maximumKeyBytes: 64)
+}
+
+func nanoseconds(_ body: () -> Void) -> Double {
+  let start = DispatchTime.now().uptimeNanoseconds
+  body()
+  return Double(DispatchTime.now().uptimeNanoseconds - start)
+}
+
+func median(_ samples: [Double]) -> Double {
+  let sorted = samples.sorted()
+  return sorted.isEmpty ? 0 : sorted[sorted.count / 2]
+}
+
+func milliseconds(_ nanoseconds: Double) -> Double { (nanoseconds / 1e4).rounded() / 100 }
+
+func ratio(_ part: Double, _ whole: Double) -> Double { whole > 0 ? (part / whole * 1000).rounded() / 1000 : 0 }
+
+/// Figures for one store size.
+func measure(keys count: Int, runs: Int) -> [String: Any] {
+  let tag = "\(count)-\(UUID().uuidString.prefix(6))"
+  let cloud = SimulatedCloud(limits: limits(for: count))
+  let a = BenchDevice(name: "A", cloud: cloud, tag: tag)
+  let b = BenchDevice(name: "B", cloud: cloud, tag: tag)
+  defer {
+    a.tearDown()
+    b.tearDown()
+  }
+  let keys = (0..<count).map(key)
+  for (index, name) in keys.enumerated() { a.defaults.set(value(index).foundationValue, forKey: name) }
+
+  // (2) First upload.
+  let writesBefore = a.store.statistics
+  let firstUpload = nanoseconds { a.coordinator.sync() }
+  let uploadWrites = a.store.statistics.writes - writesBefore.writes
+  let uploadSynchronizations = a.store.statistics.synchronizeCalls - writesBefore.synchronizeCalls
+  cloud.upload()
+  cloud.download(to: "B", notify: false)
+  b.coordinator.sync()
+  a.coordinator.addKeysToBeMonitored(keys: keys)
+  b.coordinator.addKeysToBeMonitored(keys: keys)
+
+  // (1) Steady state, and its floor: read the persistent domain and the store, convert.
+  var steady: [Double] = []
+  var floor: [Double] = []
+  let steadyBefore = a.store.statistics
+  for _ in 0..<runs {
+    steady.append(nanoseconds { a.coordinator.sync() })
+    floor.append(
+      nanoseconds {
+        let domain = a.defaults.persistentDomain(forName: a.suiteName) ?? [:]
+        var converted = 0
+        for (_, raw) in domain where PropertyListValue(bridging: raw) != nil { converted += 1 }
+        for (_, stored) in a.store.allValues() where stored != .bool(false) { converted += 1 }
+        precondition(converted >= count)
+      })
+  }
+  let steadyWrites = a.store.statistics.writes - steadyBefore.writes
+  let steadySynchronizations = a.store.statistics.synchronizeCalls - steadyBefore.synchronizeCalls
+
+  // (3) One inbound event changing one key; B's edits are made and uploaded untimed.
+  var inbound: [Double] = []
+  for run in 0..<runs {
+    let index = (run * 7919) % count
+    b.defaults.set(value(index, version: run + 1).foundationValue, forKey: key(index))
+    b.coordinator.sync(keys: [key(index)])
+    cloud.upload(from: "B")
+    inbound.append(nanoseconds { cloud.download(to: "A") })
+    precondition(PropertyListValue(bridging: a.defaults.object(forKey: key(index)) ?? 0) == value(index, version: run + 1))
+  }
+
+  // (4) One local edit picked up from didChangeNotification.
+  var localEdit: [Double] = []
+  for run in 0..<runs {
+    let index = (run * 104_729 + 1) % count
+    a.defaults.set(value(index, version: 1_000 + run).foundationValue, forKey: key(index))
+    localEdit.append(
+      nanoseconds {
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: a.defaults)
+        a.coordinator.waitForPendingLocalEdits()
+      })
+  }
+
+  // (5) Record overhead.
+  let server = cloud.serverValues
+  var overhead = 0
+  var records = 0
+  for (index, name) in keys.enumerated() {
+    guard let stored = server[name] else { continue }
+    overhead +=
+      SimulatedCloud.binaryPlistSize(of: stored) - SimulatedCloud.binaryPlistSize(of: value(index, version: 0))
+    records += 1
+  }
+  let extraKeys = Set(server.keys).subtracting(keys).count
+
+  let steadyMedian = median(steady)
+  return [
+    "keys": count,
+    "steady_sync_ms": milliseconds(steadyMedian),
+    "steady_floor_ms": milliseconds(median(floor)),
+    "steady_sync_over_floor": ratio(steadyMedian, median(floor)),
+    "steady_store_writes": steadyWrites,
+    "steady_synchronize_calls": steadySynchronizations,
+    "first_upload_ms": milliseconds(firstUpload),
+    "first_upload_writes": uploadWrites,
+    "first_upload_synchronize_calls": uploadSynchronizations,
+    "inbound_one_key_ms": milliseconds(median(inbound)),
+    "inbound_over_steady": ratio(median(inbound), steadyMedian),
+    "local_edit_ms": milliseconds(median(localEdit)),
+    "local_edit_over_steady": ratio(median(localEdit), steadyMedian),
+    "record_overhead_bytes_per_key": records > 0 ? Double(overhead) / Double(records) : 0,
+    "store_keys_per_synced_key": ratio(Double(server.count - extraKeys), Double(count)),
+    "extra_metadata_keys": extraKeys,
+  ]
+}
+
+/// (6) Three devices, random edits, deletes, syncs and deliveries; then rounds until equal.
+func workload(keys count: Int, operations: Int) -> [String: Any] {
+  let tag = "workload-\(count)-\(UUID().uuidString.prefix(6))"
+  let cloud = SimulatedCloud(limits: limits(for: count))
+  let devices = ["A", "B", "C"].map { BenchDevice(name: $0, cloud: cloud, tag: tag) }
+  defer { devices.forEach { $0.tearDown() } }
+  let keys = (0..<count).map(key)
+  for device in devices { device.coordinator.addKeysToBeMonitored(keys: keys) }
+  var generator = SystemRandomNumberGenerator()
+  let elapsed = nanoseconds {
+    for step in 0..<operations {
+      let device = devices[Int.random(in: 0..<3, using: &generator)]
+      let index = Int.random(in: 0..<count, using: &generator)
+      switch Int.random(in: 0..<10, using: &generator) {
+      case 0..<5: device.defaults.set(value(index, version: step).foundationValue, forKey: key(index))
+      case 5: device.defaults.removeObject(forKey: key(index))
+      case 6, 7: device.coordinator.sync(keys: [key(index)])
+      case 8: device.coordinator.sync()
+      default: cloud.deliver()
+      }
+    }
+  }
+  func converged() -> Bool {
+    let domains = devices.map { device in
+      (device.defaults.persistentDomain(forName: device.suiteName) ?? [:]).filter { keys.contains($0.key) }
+        .compactMapValues(PropertyListValue.init(bridging:))
+    }
+    return domains.dropFirst().allSatisfy { $0 == domains[0] }
+  }
+  var rounds = 0
+  while !converged(), rounds < 10 {
+    cloud.deliver()
+    devices.forEach { $0.coordinator.sync() }
+    cloud.deliver()
+    rounds += 1
+  }
+  return [
+    "keys": count, "devices": 3, "operations": operations,
+    "operations_per_second": (Double(operations) / (elapsed / 1e9)).rounded(),
+    "rounds_to_converge": rounds, "converged": converged(),
+  ]
+}
+
+let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+var report: [String: Any] = [
+  "command": "swift run -c release zephyr-bench",
+  "cores": ProcessInfo.processInfo.activeProcessorCount,
+  "os": ProcessInfo.processInfo.operatingSystemVersionString,
+]
+var results: [[String: Any]] = []
+for count in sizes.isEmpty ? [100, 1_000, 10_000] : sizes {
+  results.append(measure(keys: count, runs: count >= 10_000 ? 5 : 21))
+}
+report["sizes"] = results
+report["workload"] = workload(keys: 100, operations: 3_000)
+let json = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
+print(String(decoding: json, as: UTF8.self))
