@@ -18,8 +18,8 @@ struct EngineState {
   var budget = StoreBudget()
   /// Whether the running operation wrote to the store (it then ends with one `synchronize()`).
   var storeWritten = false
-  /// Called just before a pulled value is written. For tests that edit locally while a
-  /// pull is being decided.
+  /// Called for every pulled key between the decision and the check that the local value
+  /// is still the one decided on. For tests that edit locally while a pull is decided.
   var beforePullWrite: (@Sendable (String) -> Void)?
   /// Asked before every write; answering `true` simulates a crash at that point: this
   /// write and every later one of the operation are skipped, as if the process died.

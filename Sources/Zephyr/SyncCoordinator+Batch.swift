@@ -1,34 +1,47 @@
 import Foundation
 
 extension SyncCoordinator {
-  /// Decides every key with the ``Reconciler`` and carries the actions out: store writes
-  /// (each checked against the limits first), `UserDefaults` writes and ledger updates.
-  /// Returns the keys written to the store.
+  /// Decides every key with the ``Reconciler``, then carries the actions out: store
+  /// writes (each checked against the limits first), `UserDefaults` writes and ledger
+  /// updates. Returns the keys written to the store.
   @discardableResult
   func reconcile(
     _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
     policy: MismatchPolicy, _ state: inout EngineState
   ) -> Set<String> {
-    let now = state.configuration.clock()
-    var written = Set<String>()
-    var pulls = 0
+    var refused = Set<String>()
+    var decisions: [(key: String, action: SyncAction)] = []
     for key in keys {
       let remoteState = RemoteState(storeValue: remote[key])
       if remote[key] == nil || state.budget.sizes[key] == nil {
         state.budget.record(key, storeValue: remote[key])
       }
-      // A key leaves the refused list once a batch handles it without refusing it again.
-      var refusal: RefusalReason?
-      defer { if refusal == nil { state.status.refusedKeys[key] = nil } }
       switch remoteState {
-      case .malformed(let reason): refusal = .malformedRecord(reason)
-      case .unsupported(let version): refusal = .unsupportedFormat(version)
-      case .absent, .record, .foreign: break
+      case .malformed(let reason):
+        state.refuse(key, .malformedRecord(reason))
+        refused.insert(key)
+      case .unsupported(let version):
+        state.refuse(key, .unsupportedFormat(version))
+        refused.insert(key)
+      case .absent, .record, .foreign:
+        break
       }
-      if let refusal { state.refuse(key, refusal) }
       let action = Reconciler.decide(
         key: key, local: local[key], remote: remoteState, ledger: state.ledger[key], policy: policy,
         resolver: state.configuration.conflictResolver)
+      if action != .none { decisions.append((key, action)) }
+    }
+
+    // Pulls must not overwrite an edit made while they were decided: read the pulled
+    // keys again, all at once (on Linux the first read after a write costs the whole domain).
+    let pulledKeys = decisions.compactMap { if case .pull = $0.action { $0.key } else { nil } }
+    for key in pulledKeys { state.beforePullWrite?(key) }
+    let current = domain.values(forKeys: pulledKeys) { key, value in local[key].map(value.isSameValue(as:)) ?? false }
+
+    let now = state.configuration.clock()
+    var written = Set<String>()
+    var pulls = 0
+    for (key, action) in decisions {
       switch action {
       case .none:
         continue
@@ -42,8 +55,8 @@ extension SyncCoordinator {
         let size = PropertyListValue.storeSize(key: key, value: encoded)
         if let overLimit = state.budget.refusal(forWriting: key, size: size, limits: state.configuration.limits) {
           // Not sent: the ledger keeps its old state, so the next sync tries again.
-          refusal = overLimit
           state.refuse(key, overLimit)
+          refused.insert(key)
           continue
         }
         guard state.mayWrite(.store(key)) else { continue }
@@ -59,14 +72,21 @@ extension SyncCoordinator {
         state.debug("push \(key) g\(generation) \(value.map(\.logDescription) ?? "deleted") (\(reason.rawValue))")
       case .pull(let generation, let content, let reason):
         state.budget.record(key, storeValue: remote[key])
-        if applyPull(key, content: content, decidedLocal: local[key], &state) {
-          state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(content)))
-          pulls += 1
-          state.debug("pull \(key) g\(generation) \(Self.describe(content)) (\(reason.rawValue))")
+        guard Self.agreed(current[key]) == Self.agreed(local[key]) else {
+          state.debug("keep \(key): edited locally while its pull was decided")
+          continue
         }
+        guard applyPull(key, content: content, current: current[key], &state) else { continue }
+        state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(content)))
+        pulls += 1
+        state.debug("pull \(key) g\(generation) \(Self.describe(content)) (\(reason.rawValue))")
       case .skip(let reason):
         state.debug("skip \(key): \(reason)")
       }
+    }
+    // A key leaves the refused list once a batch handles it without refusing it again.
+    for key in keys where !refused.contains(key) && state.status.refusedKeys[key] != nil {
+      state.status.refusedKeys[key] = nil
     }
     if !written.isEmpty {
       state.status.lastPush = now
@@ -96,17 +116,10 @@ extension SyncCoordinator {
     if removed > 0 { state.storeWritten = true }
   }
 
-  /// Writes a pulled state into `UserDefaults`, unless the key was edited locally after
-  /// the pull was decided: that edit wins and is pushed by the next round.
+  /// Writes a pulled state into `UserDefaults`; `false` when a simulated crash stopped it.
   private func applyPull(
-    _ key: String, content: SyncRecord.Content, decidedLocal: PropertyListValue?, _ state: inout EngineState
+    _ key: String, content: SyncRecord.Content, current: PropertyListValue?, _ state: inout EngineState
   ) -> Bool {
-    state.beforePullWrite?(key)
-    let current = domain.value(forKey: key) { value in decidedLocal.map(value.isSameValue(as:)) ?? false }
-    guard Self.agreed(current) == Self.agreed(decidedLocal) else {
-      state.debug("keep \(key): edited locally while its pull was decided")
-      return false
-    }
     switch content {
     case .value(let value):
       if current.map({ !$0.isSameValue(as: value) }) ?? true {
