@@ -12,7 +12,12 @@ struct EngineState {
   var configuration: SyncConfiguration
   var deviceID: String
   var ledger: Ledger
-  var ledgerDirty = false
+  /// Ledger entries changed since the last save (`nil`: removed); appended on save.
+  var ledgerChanges: [String: LedgerEntry?] = [:]
+  /// Whether the next save must rewrite the whole file (new, reset or unreadable ledger).
+  var ledgerNeedsSnapshot = false
+  /// Records in the ledger file, to decide when appending has gone on long enough.
+  var ledgerRecords = 0
   var monitoredKeys: Set<String> = []
   var status: SyncStatus
   var budget = StoreBudget()
@@ -50,12 +55,17 @@ struct EngineState {
 
     var status = SyncStatus(limits: configuration.limits)
     var ledger: Ledger
+    var records = 0
     if let epoch = domain.bookkeepingString(forKey: ledgerIDKey), !epoch.isEmpty {
       ledger = Ledger(epoch: epoch)
       do {
         if let stored = try ledgerFile.load() {
-          if stored.epoch == epoch {
-            ledger = stored
+          if stored.ledger.epoch == epoch {
+            ledger = stored.ledger
+            records = stored.records
+            if stored.damagedTail {
+              status.notes.append("ledger had a damaged tail: its last saves were ignored, older history kept")
+            }
           } else {
             status.notes.append("ledger belongs to another copy of this domain: discarded, no history")
           }
@@ -69,17 +79,21 @@ struct EngineState {
       domain.setBookkeepingString(ledger.epoch, forKey: ledgerIDKey)
     }
     var state = EngineState(configuration: configuration, deviceID: deviceID, ledger: ledger, status: status)
+    state.ledgerRecords = records
+    state.ledgerNeedsSnapshot = records == 0
     for note in status.notes { state.warn(note) }
     return state
   }
 
-  /// Clears the history when the domain no longer carries this ledger's epoch: the app
-  /// reset or replaced its defaults while running. Like a new install, it then pulls
-  /// from the store instead of pushing a delete for every key it lost.
-  mutating func verifyEpoch(of domain: UserDefaultsDomain) {
-    guard domain.bookkeepingString(forKey: Self.ledgerIDKey) != ledger.epoch else { return }
+  /// Clears the history when the domain no longer carries this ledger's epoch (`epoch`,
+  /// read with the operation's local values): the app reset or replaced its defaults
+  /// while running. Like a new install, it then pulls from the store instead of pushing
+  /// a delete for every key it lost.
+  mutating func verifyEpoch(_ epoch: String?, of domain: UserDefaultsDomain) {
+    guard epoch != ledger.epoch else { return }
     ledger = Ledger(epoch: Self.randomID(length: 12))
-    ledgerDirty = true
+    ledgerChanges = [:]
+    ledgerNeedsSnapshot = true
     domain.setBookkeepingString(ledger.epoch, forKey: Self.ledgerIDKey)
     if configuration.deviceID == nil { domain.setBookkeepingString(deviceID, forKey: Self.deviceIDKey) }
     let note = "the defaults domain was reset: history cleared, the store's values win"
@@ -143,6 +157,13 @@ struct EngineState {
     return snapshot
   }
 
+  /// Forgets every key's history (an account change), keeping the epoch.
+  mutating func resetLedger() {
+    ledger.entries.removeAll()
+    ledgerChanges = [:]
+    ledgerNeedsSnapshot = true
+  }
+
   mutating func noteLocalChange(_ key: String) {
     changedKeys.insert(key)
   }
@@ -150,7 +171,7 @@ struct EngineState {
   mutating func setLedger(_ key: String, _ entry: LedgerEntry) {
     if ledger[key] != entry {
       ledger[key] = entry
-      ledgerDirty = true
+      ledgerChanges[key] = .some(entry)
     }
   }
 

@@ -49,68 +49,92 @@ struct Ledger: Sendable, Equatable {
 
 // MARK: - Binary encoding
 
-extension Ledger {
-  private static let magic: [UInt8] = Array("ZLG1".utf8)
+/// The ledger file: a header with the epoch, then one record per entry change. A save
+/// either rewrites the file (a snapshot: one record per entry) or appends the changed
+/// entries (the journal), so a sync that changes one key writes one small record.
+///
+/// Every record carries its own checksum. A torn or damaged record ends the file: what
+/// came before it is read, what follows is ignored. That only ever yields an older
+/// agreed state, which the merge rules recover from (a value already in the store is
+/// adopted again); a damaged header discards the whole ledger.
+enum LedgerCodec {
+  private static let magic: [UInt8] = Array("ZLG2".utf8)
 
-  /// A compact binary encoding with a trailing checksum, so a torn or corrupted file is
-  /// detected instead of being read as wrong history.
-  func encoded() -> Data {
-    var bytes: [UInt8] = Self.magic
-    bytes.reserveCapacity(16 + entries.count * 40)
-    appendString(epoch, to: &bytes)
-    append(UInt64(entries.count), to: &bytes)
-    for (key, entry) in entries {
-      appendString(key, to: &bytes)
-      append(entry.generation, to: &bytes)
-      switch entry.agreed {
-      case .deleted:
-        bytes.append(0)
-      case .value(let fingerprint):
-        bytes.append(1)
-        append(fingerprint.rawValue, to: &bytes)
-      }
-    }
-    var checksum = FNV1a()
-    for byte in bytes { checksum.byte(byte) }
-    append(checksum.state, to: &bytes)
+  /// A header followed by a record for every entry.
+  static func snapshot(_ ledger: Ledger) -> Data {
+    var bytes = magic
+    var header: [UInt8] = []
+    appendString(ledger.epoch, to: &header)
+    bytes += header
+    appendWord(checksum(header), to: &bytes)
+    for (key, entry) in ledger.entries { appendRecord(key: key, entry: entry, to: &bytes) }
     return Data(bytes)
   }
 
-  /// Decodes ``encoded()``; throws ``LedgerError`` on any inconsistency.
-  init(decoding data: Data) throws(LedgerError) {
-    let bytes = [UInt8](data)
-    guard bytes.count >= Self.magic.count + 8, Array(bytes.prefix(4)) == Self.magic else {
-      throw LedgerError.corrupt("not a ledger file")
-    }
-    var checksum = FNV1a()
-    for byte in bytes.dropLast(8) { checksum.byte(byte) }
-    var reader = ByteReader(bytes: bytes, position: bytes.count - 8)
-    guard try reader.word() == checksum.state else { throw LedgerError.corrupt("checksum mismatch") }
-    reader = ByteReader(bytes: Array(bytes.dropLast(8)), position: Self.magic.count)
-    epoch = try reader.string()
-    let count = try reader.word()
-    guard count <= UInt64(bytes.count) else { throw LedgerError.corrupt("entry count \(count)") }
-    for _ in 0..<count {
-      let key = try reader.string()
-      let generation = try reader.word()
-      guard generation <= Generation.maximum else { throw LedgerError.corrupt("generation \(generation)") }
-      switch try reader.byte() {
-      case 0: entries[key] = LedgerEntry(generation: generation, agreed: .deleted)
-      case 1:
-        let fingerprint = Fingerprint(rawValue: try reader.word())
-        entries[key] = LedgerEntry(generation: generation, agreed: .value(fingerprint))
-      default: throw LedgerError.corrupt("unknown entry kind")
-      }
-    }
-    guard reader.isAtEnd else { throw LedgerError.corrupt("trailing bytes") }
+  /// Records for changed entries (`nil`: the entry was removed), to append to a file.
+  static func journal(_ changes: [String: LedgerEntry?]) -> Data {
+    var bytes: [UInt8] = []
+    for (key, entry) in changes { appendRecord(key: key, entry: entry, to: &bytes) }
+    return Data(bytes)
   }
 
-  private func append(_ word: UInt64, to bytes: inout [UInt8]) {
+  /// Reads a file: the ledger, how many records it holds, and whether a damaged tail was
+  /// ignored. Throws when the header is unusable.
+  static func decode(_ data: Data) throws(LedgerError) -> (ledger: Ledger, records: Int, damagedTail: Bool) {
+    let bytes = [UInt8](data)
+    guard bytes.count >= magic.count, Array(bytes.prefix(magic.count)) == magic else {
+      throw LedgerError.corrupt("not a ledger file")
+    }
+    var reader = ByteReader(bytes: bytes, position: magic.count)
+    let headerStart = reader.position
+    let epoch = try reader.string()
+    let headerEnd = reader.position
+    guard try reader.word() == checksum(bytes[headerStart..<headerEnd]) else {
+      throw LedgerError.corrupt("header checksum mismatch")
+    }
+    var ledger = Ledger(epoch: epoch)
+    var records = 0
+    while !reader.isAtEnd {
+      guard let (key, entry) = try? reader.record() else {
+        return (ledger, records, true)
+      }
+      ledger[key] = entry
+      records += 1
+    }
+    return (ledger, records, false)
+  }
+
+  private static func appendRecord(key: String, entry: LedgerEntry?, to bytes: inout [UInt8]) {
+    var payload: [UInt8] = []
+    appendString(key, to: &payload)
+    switch entry?.agreed {
+    case nil:
+      payload.append(2)
+    case .deleted?:
+      payload.append(0)
+      appendWord(entry?.generation ?? 0, to: &payload)
+    case .value(let fingerprint)?:
+      payload.append(1)
+      appendWord(entry?.generation ?? 0, to: &payload)
+      appendWord(fingerprint.rawValue, to: &payload)
+    }
+    appendWord(UInt64(payload.count), to: &bytes)
+    bytes += payload
+    appendWord(checksum(payload), to: &bytes)
+  }
+
+  fileprivate static func checksum(_ bytes: some Sequence<UInt8>) -> UInt64 {
+    var hasher = FNV1a()
+    for byte in bytes { hasher.byte(byte) }
+    return hasher.state
+  }
+
+  private static func appendWord(_ word: UInt64, to bytes: inout [UInt8]) {
     for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
   }
 
-  private func appendString(_ text: String, to bytes: inout [UInt8]) {
-    append(UInt64(text.utf8.count), to: &bytes)
+  private static func appendString(_ text: String, to bytes: inout [UInt8]) {
+    appendWord(UInt64(text.utf8.count), to: &bytes)
     bytes.append(contentsOf: text.utf8)
   }
 }
@@ -146,5 +170,31 @@ private struct ByteReader {
     let end = position + Int(length)
     defer { position = end }
     return String(decoding: bytes[position..<end], as: UTF8.self)
+  }
+
+  /// One record; `nil` entry means removed. Throws on any damage.
+  mutating func record() throws(LedgerError) -> (String, LedgerEntry?) {
+    let length = try word()
+    guard length <= UInt64(bytes.count - position), bytes.count - position - Int(length) >= 8 else {
+      throw LedgerError.corrupt("truncated record")
+    }
+    let payloadEnd = position + Int(length)
+    var payload = ByteReader(bytes: Array(bytes[position..<payloadEnd]), position: 0)
+    position = payloadEnd
+    guard try word() == LedgerCodec.checksum(payload.bytes) else { throw LedgerError.corrupt("record checksum") }
+    let key = try payload.string()
+    let entry: LedgerEntry?
+    switch try payload.byte() {
+    case 0: entry = LedgerEntry(generation: try payload.word(), agreed: .deleted)
+    case 1:
+      let generation = try payload.word()
+      entry = LedgerEntry(generation: generation, agreed: .value(Fingerprint(rawValue: try payload.word())))
+    case 2: entry = nil
+    default: throw LedgerError.corrupt("unknown record kind")
+    }
+    guard payload.isAtEnd, (entry?.generation ?? 0) <= Generation.maximum else {
+      throw LedgerError.corrupt("bad record")
+    }
+    return (key, entry)
   }
 }

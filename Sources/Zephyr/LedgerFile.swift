@@ -14,15 +14,33 @@ struct LedgerFile: Sendable {
     url = folder.appendingPathComponent(safeName + ".zephyr-ledger")
   }
 
-  /// The stored ledger, `nil` when there is none.
-  func load() throws(LedgerError) -> Ledger? {
-    guard let data = try? Data(contentsOf: url) else { return nil }
-    return try Ledger(decoding: data)
+  /// What a load found.
+  struct Loaded {
+    var ledger: Ledger
+    /// Records in the file; when far above the entry count, the next save compacts.
+    var records: Int
+    /// Whether a damaged tail (a torn append) was ignored.
+    var damagedTail: Bool
   }
 
-  /// Replaces the stored ledger atomically.
-  func save(_ ledger: Ledger) throws {
+  /// The stored ledger, `nil` when there is none.
+  func load() throws(LedgerError) -> Loaded? {
+    guard let data = try? Data(contentsOf: url) else { return nil }
+    let decoded = try LedgerCodec.decode(data)
+    return Loaded(ledger: decoded.ledger, records: decoded.records, damagedTail: decoded.damagedTail)
+  }
+
+  /// Replaces the file with a snapshot of `ledger`, atomically.
+  func writeSnapshot(_ ledger: Ledger) throws {
     try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-    try ledger.encoded().write(to: url, options: .atomic)
+    try LedgerCodec.snapshot(ledger).write(to: url, options: .atomic)
+  }
+
+  /// Appends records for changed entries to the file.
+  func append(_ changes: [String: LedgerEntry?]) throws {
+    let handle = try FileHandle(forWritingTo: url)
+    defer { try? handle.close() }
+    try handle.seekToEnd()
+    try handle.write(contentsOf: LedgerCodec.journal(changes))
   }
 }

@@ -36,7 +36,9 @@ extension SyncCoordinator {
     // keys again, all at once (on Linux the first read after a write costs the whole domain).
     let pulledKeys = decisions.compactMap { if case .pull = $0.action { $0.key } else { nil } }
     for key in pulledKeys { state.beforePullWrite?(key) }
-    let current = domain.values(forKeys: pulledKeys) { key, value in local[key].map(value.isSameValue(as:)) ?? false }
+    let current =
+      pulledKeys.isEmpty
+      ? [:] : domain.values(forKeys: pulledKeys) { key, value in local[key].map(value.isSameValue(as:)) ?? false }.values
 
     let now = state.configuration.clock()
     var written = Set<String>()
@@ -149,8 +151,7 @@ extension SyncCoordinator {
       return
     case .accountChange:
       state.status.lastAccountChange = now
-      state.ledger.entries.removeAll()
-      state.ledgerDirty = true
+      state.resetLedger()
       state.warn("the iCloud account changed: history reset, the new account's values win conflicts")
     case .serverChange, .initialSync:
       // A local edit still waiting for its coalesced push meets the remote value here as
@@ -167,8 +168,9 @@ extension SyncCoordinator {
     }
     state.debug("\(change.reason) event: \(keys.count) monitored key(s)")
     let sorted = keys.sorted()
-    reconcile(
-      sorted, local: localValues(sorted, state), remote: storeValues(sorted), policy: .preferRemote, &state)
+    let local = domain.values(forKeys: sorted) { key, value in state.ledger[key]?.agrees(with: value) ?? false }
+    state.verifyEpoch(local.epoch, of: domain)
+    reconcile(sorted, local: local.values, remote: storeValues(sorted), policy: .preferRemote, &state)
   }
 
   /// Diffs the monitored keys against the ledger, if a `didChangeNotification` said
@@ -179,19 +181,16 @@ extension SyncCoordinator {
       return mailbox.localEditsPending
     }
     guard pending, !state.monitoredKeys.isEmpty else { return }
-    let local = localValues(state.monitoredKeys, state)
+    // The notification does not say which key changed: one read of the domain finds out.
+    let snapshot = domain.persistentValues(of: state.monitoredKeys)
+    state.verifyEpoch(snapshot.epoch, of: domain)
+    let local = snapshot.values
     let edited = state.monitoredKeys.filter { key in
       Reconciler.isLocallyChanged(local[key], ledger: state.ledger[key])
     }.sorted()
     guard !edited.isEmpty else { return }
     state.debug("local edit of \(edited.count) monitored key(s)")
     reconcile(edited, local: local, remote: storeValues(edited), policy: .preferLocal, &state)
-  }
-
-  /// Local values read cheaply: a value that matches the ledger is taken as it is, any
-  /// other one is confirmed against the persistent domain.
-  private func localValues(_ keys: some Sequence<String>, _ state: EngineState) -> [String: PropertyListValue] {
-    domain.values(forKeys: keys) { key, value in state.ledger[key]?.agrees(with: value) ?? false }
   }
 
   static func agreed(_ value: PropertyListValue?) -> LedgerEntry.Agreed {

@@ -98,6 +98,7 @@ public final class SyncCoordinator: Sendable {
     perform { state in
       removeLegacyStamp(&state)
       let local = domain.persistentValues()
+      state.verifyEpoch(local.epoch, of: domain)
       for key in local.unreadable where KeyPolicy.exclusion(of: key) == nil {
         state.refuse(key, .notPropertyList)
       }
@@ -120,9 +121,9 @@ public final class SyncCoordinator: Sendable {
     perform { state in
       removeLegacyStamp(&state)
       let admitted = admit(keys, &state)
-      reconcile(
-        admitted, local: domain.confirmedValues(forKeys: admitted), remote: storeValues(admitted),
-        policy: .preferLocal, &state)
+      let local = domain.persistentValues(of: Set(admitted))
+      state.verifyEpoch(local.epoch, of: domain)
+      reconcile(admitted, local: local.values, remote: storeValues(admitted), policy: .preferLocal, &state)
     }
   }
 
@@ -170,7 +171,6 @@ public final class SyncCoordinator: Sendable {
   func perform<Result>(_ body: (inout EngineState) -> Result) -> Result {
     let (result, effects) = Self.$operating.withValue(ObjectIdentifier(self)) {
       state.withLock { state in
-        state.verifyEpoch(of: domain)
         if !state.budget.isPrimed { state.budget.refresh(with: store.allValues()) }
         let result = body(&state)
         // Events posted to us on this thread while we were writing.
@@ -206,14 +206,32 @@ public final class SyncCoordinator: Sendable {
     }
   }
 
+  /// Appends the operation's ledger changes to the file, or rewrites it when it is new,
+  /// was reset, or has grown to more than twice its entries.
   private func saveLedgerIfNeeded(_ state: inout EngineState) {
-    guard state.ledgerDirty, state.mayWrite(.ledger) else { return }
-    state.ledgerDirty = false
-    do {
-      try ledgerFile.save(state.ledger)
-    } catch {
-      state.warn("could not save the ledger at \(ledgerFile.url.path): \(error.localizedDescription)")
+    guard state.ledgerNeedsSnapshot || !state.ledgerChanges.isEmpty, state.mayWrite(.ledger) else { return }
+    let appended = state.ledgerRecords + state.ledgerChanges.count
+    var compact = state.ledgerNeedsSnapshot || appended > 2 * state.ledger.entries.count + 64
+    if !compact {
+      do {
+        try ledgerFile.append(state.ledgerChanges)
+        state.ledgerRecords = appended
+      } catch {
+        compact = true
+      }
     }
+    if compact {
+      do {
+        try ledgerFile.writeSnapshot(state.ledger)
+        state.ledgerRecords = state.ledger.entries.count
+      } catch {
+        state.warn("could not save the ledger at \(ledgerFile.url.path): \(error.localizedDescription)")
+        state.ledgerNeedsSnapshot = true
+        return
+      }
+    }
+    state.ledgerChanges = [:]
+    state.ledgerNeedsSnapshot = false
   }
 
   /// Keeps the keys Zephyr may write; records a refusal for every other one.

@@ -21,20 +21,38 @@ final class UserDefaultsDomain: Sendable {
     Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
   }
 
-  /// Every value in the persistent domain; keys whose value is not a property list are
-  /// returned in `unreadable`.
-  func persistentValues() -> (values: [String: PropertyListValue], unreadable: [String]) {
+  /// What one read of the local side found.
+  struct Snapshot {
+    /// Values by key.
     var values: [String: PropertyListValue] = [:]
+    /// Keys whose value is not a property list.
     var unreadable: [String] = []
-    let domain = defaults.withLock { $0.persistentDomain(forName: name) } ?? [:]
-    for (key, raw) in domain {
-      if let value = PropertyListValue(bridging: raw) { values[key] = value } else { unreadable.append(key) }
-    }
-    return (values, unreadable)
+    /// The domain's ledger epoch (see ``Ledger``), read in the same pass.
+    var epoch: String?
   }
 
-  /// The persistent-domain values of `keys`, at a cost that grows with `keys` rather than
-  /// with the domain when the values are the expected ones.
+  /// The persistent domain, read once: the values of `keys` (every key when `nil`),
+  /// bridged, and the ledger epoch.
+  func persistentValues(of keys: Set<String>? = nil) -> Snapshot {
+    let domain = defaults.withLock { $0.persistentDomain(forName: name) } ?? [:]
+    var snapshot = Snapshot()
+    if case .string(let epoch)? = domain[EngineState.ledgerIDKey].flatMap(PropertyListValue.init(bridging:)) {
+      snapshot.epoch = epoch
+    }
+    for (key, raw) in domain where keys?.contains(key) ?? true {
+      if let value = PropertyListValue(bridging: raw) {
+        snapshot.values[key] = value
+      } else {
+        snapshot.unreadable.append(key)
+      }
+    }
+    return snapshot
+  }
+
+  /// The persistent-domain values of `keys` and the ledger epoch, at a cost that grows
+  /// with `keys` rather than with the domain when the values are the expected ones.
+  /// (On Linux the first read after any write still costs the whole domain: Foundation
+  /// rebuilds its merged dictionary then.)
   ///
   /// Each key is read with `object(forKey:)`, which also answers from registered
   /// defaults, launch arguments and the global domain. A value is taken as it is when
@@ -44,11 +62,14 @@ final class UserDefaultsDomain: Sendable {
   /// `volatileDomain(forName:)`, which is why an unexpected value is always confirmed.
   func values(
     forKeys keys: some Sequence<String>, isExpected: (String, PropertyListValue) -> Bool
-  ) -> [String: PropertyListValue] {
+  ) -> Snapshot {
     defaults.withLock { defaults in
       let shadowing = Self.shadowingKeys(of: defaults)
       var persistent: [String: Any]?
-      var values: [String: PropertyListValue] = [:]
+      var snapshot = Snapshot()
+      if case .string(let epoch)? = defaults.object(forKey: EngineState.ledgerIDKey).flatMap(PropertyListValue.init(bridging:)) {
+        snapshot.epoch = epoch
+      }
       for key in keys {
         guard let raw = defaults.object(forKey: key), var value = PropertyListValue(bridging: raw) else { continue }
         if shadowing.contains(key) || !isExpected(key, value) {
@@ -56,20 +77,10 @@ final class UserDefaultsDomain: Sendable {
           guard let confirmed = persistent?[key].flatMap(PropertyListValue.init(bridging:)) else { continue }
           value = confirmed
         }
-        values[key] = value
+        snapshot.values[key] = value
       }
-      return values
+      return snapshot
     }
-  }
-
-  /// The persistent-domain value of one key; see ``values(forKeys:isExpected:)``.
-  func value(forKey key: String, isExpected: (PropertyListValue) -> Bool) -> PropertyListValue? {
-    values(forKeys: CollectionOfOne(key)) { isExpected($1) }[key]
-  }
-
-  /// The persistent-domain values of `keys`, always confirmed against the persistent domain.
-  func confirmedValues(forKeys keys: some Sequence<String>) -> [String: PropertyListValue] {
-    values(forKeys: keys) { _, _ in false }
   }
 
   func set(_ value: PropertyListValue, forKey key: String) {
