@@ -11,6 +11,21 @@ struct LedgerEntry: Sendable, Equatable {
   /// The generation of the agreed state.
   var generation: UInt64
   var agreed: Agreed
+  /// The device that wrote the agreed state (empty for a foreign value).
+  var origin = ""
+
+  /// The agreed state's place in the order of writes.
+  var stamp: Stamp { Stamp(generation: generation, origin: origin) }
+
+  init(generation: UInt64, agreed: Agreed, origin: String = "") {
+    self.generation = generation
+    self.agreed = agreed
+    self.origin = origin
+  }
+
+  init(stamp: Stamp, agreed: Agreed) {
+    self.init(generation: stamp.generation, agreed: agreed, origin: stamp.origin)
+  }
 
   /// Whether a local value (or its absence) is the agreed state.
   func agrees(with local: PropertyListValue?) -> Bool {
@@ -18,6 +33,14 @@ struct LedgerEntry: Sendable, Equatable {
     case (.deleted, nil): true
     case (.value(let fingerprint), let value?): value.fingerprint == fingerprint
     default: false
+    }
+  }
+
+  /// The agreed state's fingerprint, deletes as 0 (see ``Reconciler/contentFingerprint(_:)``).
+  var agreedFingerprint: UInt64 {
+    switch agreed {
+    case .value(let fingerprint): fingerprint.rawValue
+    case .deleted: 0
     }
   }
 
@@ -58,7 +81,7 @@ struct Ledger: Sendable, Equatable {
 /// agreed state, which the merge rules recover from (a value already in the store is
 /// adopted again); a damaged header discards the whole ledger.
 enum LedgerCodec {
-  private static let magic: [UInt8] = Array("ZLG2".utf8)
+  private static let magic: [UInt8] = Array("ZLG3".utf8)
 
   /// A header followed by a record for every entry.
   static func snapshot(_ ledger: Ledger) -> Data {
@@ -113,9 +136,11 @@ enum LedgerCodec {
     case .deleted?:
       payload.append(0)
       appendWord(entry?.generation ?? 0, to: &payload)
+      appendString(entry?.origin ?? "", to: &payload)
     case .value(let fingerprint)?:
       payload.append(1)
       appendWord(entry?.generation ?? 0, to: &payload)
+      appendString(entry?.origin ?? "", to: &payload)
       appendWord(fingerprint.rawValue, to: &payload)
     }
     appendWord(UInt64(payload.count), to: &bytes)
@@ -185,10 +210,14 @@ private struct ByteReader {
     let key = try payload.string()
     let entry: LedgerEntry?
     switch try payload.byte() {
-    case 0: entry = LedgerEntry(generation: try payload.word(), agreed: .deleted)
+    case 0:
+      let generation = try payload.word()
+      entry = LedgerEntry(generation: generation, agreed: .deleted, origin: try payload.string())
     case 1:
       let generation = try payload.word()
-      entry = LedgerEntry(generation: generation, agreed: .value(Fingerprint(rawValue: try payload.word())))
+      let origin = try payload.string()
+      entry = LedgerEntry(
+        generation: generation, agreed: .value(Fingerprint(rawValue: try payload.word())), origin: origin)
     case 2: entry = nil
     default: throw LedgerError.corrupt("unknown record kind")
     }

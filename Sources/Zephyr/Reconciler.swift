@@ -55,13 +55,15 @@ enum SyncAction: Sendable, Equatable {
 
   /// Nothing to do, and no store write.
   case none
-  /// Write `value` to the store at `generation`, a tombstone when `value` is `nil` (and
-  /// write it locally too, for a merged value).
+  /// Write `value` to the store as this device's write at `generation`, a tombstone when
+  /// `value` is `nil` (and write it locally too, for a merged value).
   case push(generation: UInt64, value: PropertyListValue?, reason: Reason)
-  /// Apply the store's content locally; the ledger takes `generation`.
-  case pull(generation: UInt64, content: SyncRecord.Content, reason: Reason)
-  /// Both sides already hold the same state: the ledger takes `generation`, no write.
-  case adopt(generation: UInt64)
+  /// Write the agreed state to the store again, under its own stamp: the store lost it.
+  case republish(stamp: Stamp, value: PropertyListValue?, reason: Reason)
+  /// Apply the store's content locally; the ledger takes the record's stamp.
+  case pull(stamp: Stamp, content: SyncRecord.Content, reason: Reason)
+  /// Both sides already hold the same state: the ledger takes `stamp`, no write.
+  case adopt(stamp: Stamp)
   /// Leave the key alone and report why.
   case skip(reason: String)
 }
@@ -103,35 +105,45 @@ enum Reconciler {
         let reason: SyncAction.Reason = ledger == nil ? .firstUpload : .localEdit
         return .push(generation: Generation.next(after: agreedGeneration), value: local, reason: reason)
       }
-      if local != nil {
-        return .push(generation: max(agreedGeneration, 1), value: local, reason: .absentFromStore)
+      if let ledger, local != nil {
+        return .republish(stamp: ledger.stamp, value: local, reason: .absentFromStore)
       }
       return .none
     }
 
     let sameState = sameContent(localContent, record.content)
     guard let ledger else {
-      if local == nil { return .pull(generation: record.generation, content: record.content, reason: .remoteNewer) }
-      if sameState { return .adopt(generation: record.generation) }
-      if record.generation == 0 {
+      if local == nil { return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer) }
+      if sameState { return .adopt(stamp: record.stamp) }
+      if remote.isForeign {
         // A foreign value meets a never-synced local value: a plain conflict.
         return resolveConflict(key: key, local: local, record: record, policy: policy, resolver: resolver)
       }
-      return .pull(generation: record.generation, content: record.content, reason: .cloudHistory)
+      return .pull(stamp: record.stamp, content: record.content, reason: .cloudHistory)
     }
 
-    if record.generation < ledger.generation {
-      // The store's last-writer-wins dropped our write: publish our state again.
-      if localChanged {
-        return .push(generation: Generation.next(after: agreedGeneration), value: local, reason: .localEdit)
-      }
-      return .push(generation: max(agreedGeneration, 1), value: local, reason: .storeLostWrite)
+    // The remote state changed when it differs from the agreed one and its write comes
+    // later in the order of writes. The agreed state itself under another stamp is no
+    // change; an earlier write with other content means the store's last-writer-wins
+    // dropped the agreed state, which is published again.
+    let remoteChanged: Bool
+    if ledger.agrees(with: record.content) {
+      remoteChanged = false
+    } else if record.stamp > ledger.stamp
+      || (record.stamp == ledger.stamp && contentFingerprint(record.content) > ledger.agreedFingerprint)
+    {
+      remoteChanged = true
+    } else if localChanged {
+      return .push(
+        generation: Generation.next(after: max(agreedGeneration, record.generation)), value: local,
+        reason: .localEdit)
+    } else {
+      return .republish(stamp: ledger.stamp, value: local, reason: .storeLostWrite)
     }
-    let remoteChanged = record.generation > ledger.generation || !ledger.agrees(with: record.content)
 
     switch (localChanged, remoteChanged) {
     case (false, false):
-      return .none
+      return record.stamp > ledger.stamp ? .adopt(stamp: record.stamp) : .none
     case (true, false):
       return .push(
         generation: Generation.next(after: max(agreedGeneration, record.generation)), value: local,
@@ -139,9 +151,9 @@ enum Reconciler {
     case (false, true):
       let reason: SyncAction.Reason =
         remote.isForeign ? .foreignWrite : record.generation == ledger.generation ? .remoteDiffers : .remoteNewer
-      return .pull(generation: record.generation, content: record.content, reason: reason)
+      return .pull(stamp: record.stamp, content: record.content, reason: reason)
     case (true, true):
-      if sameState { return .adopt(generation: record.generation) }
+      if sameState { return .adopt(stamp: record.stamp) }
       return resolveConflict(key: key, local: local, record: record, policy: policy, resolver: resolver)
     }
   }
@@ -152,16 +164,25 @@ enum Reconciler {
     ledger.map { !$0.agrees(with: local) } ?? (local != nil)
   }
 
-  /// A foreign value read as a record: one generation above the ledger when it differs
-  /// from the agreed state, the agreed generation when it matches, 0 with no history.
+  /// A foreign value read as a record with the empty origin: at the agreed stamp when it
+  /// is the agreed value, one generation above the ledger when it differs, at generation
+  /// 1 with no history. (DESIGN says 0 there; 1 keeps a later republish of the foreign
+  /// value from tying with the first edit made on top of it.)
   static func foreignRecord(_ value: PropertyListValue, ledger: LedgerEntry?) -> SyncRecord {
-    let generation: UInt64
-    if let ledger {
-      generation = ledger.agrees(with: value) ? ledger.generation : Generation.next(after: ledger.generation)
-    } else {
-      generation = 0
+    guard let ledger else { return SyncRecord(generation: 1, origin: "", content: .value(value)) }
+    if ledger.agrees(with: value) {
+      return SyncRecord(generation: ledger.generation, origin: ledger.origin, content: .value(value))
     }
-    return SyncRecord(generation: generation, origin: "foreign", content: .value(value))
+    return SyncRecord(generation: Generation.next(after: ledger.generation), origin: "", content: .value(value))
+  }
+
+  /// The fingerprint of record content, deletes included: the tie-break between two
+  /// different states written under one stamp (only a crash or a foreign writer can).
+  static func contentFingerprint(_ content: SyncRecord.Content) -> UInt64 {
+    switch content {
+    case .value(let value): value.fingerprint.rawValue
+    case .deleted: 0
+    }
   }
 
   private static func resolveConflict(
@@ -180,11 +201,11 @@ enum Reconciler {
     case .usePolicy where policy == .preferLocal:
       return .push(generation: next, value: local, reason: .conflictLocalWins)
     case .usePolicy:
-      return .pull(generation: record.generation, content: record.content, reason: .conflictRemoteWins)
+      return .pull(stamp: record.stamp, content: record.content, reason: .conflictRemoteWins)
     case .keepLocal:
       return .push(generation: next, value: local, reason: .conflictLocalWins)
     case .keepRemote:
-      return .pull(generation: record.generation, content: record.content, reason: .conflictRemoteWins)
+      return .pull(stamp: record.stamp, content: record.content, reason: .conflictRemoteWins)
     case .merged(let value):
       return .push(generation: next, value: value, reason: .resolverMerged)
     }

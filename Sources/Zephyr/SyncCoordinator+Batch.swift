@@ -47,41 +47,36 @@ extension SyncCoordinator {
       switch action {
       case .none:
         continue
-      case .adopt(let generation):
+      case .adopt(let stamp):
         state.budget.record(key, storeValue: remote[key])
-        state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(local[key])))
-        state.debug("adopt \(key) g\(generation) (same value on both sides)")
+        state.setLedger(key, LedgerEntry(stamp: stamp, agreed: Self.agreed(local[key])))
+        state.debug("adopt \(key) g\(stamp.generation) (same value on both sides)")
       case .push(let generation, let value, let reason):
-        let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(now)
-        let encoded = SyncRecord(generation: generation, origin: state.deviceID, content: content).encoded
-        let size = PropertyListValue.storeSize(key: key, value: encoded)
-        if let overLimit = state.budget.refusal(forWriting: key, size: size, limits: state.configuration.limits) {
-          // Not sent: the ledger keeps its old state, so the next sync tries again.
-          state.refuse(key, overLimit)
-          refused.insert(key)
-          continue
+        let stamp = Stamp(generation: generation, origin: state.deviceID)
+        switch writeRecord(key, stamp: stamp, value: value, reason: reason, now: now, &state) {
+        case .written: written.insert(key)
+        case .refused: refused.insert(key)
+        case .crashed: continue
         }
-        guard state.mayWrite(.store(key)) else { continue }
-        store.setValue(encoded, forKey: key)
-        state.budget.record(key, storeValue: encoded)
-        written.insert(key)
-        if reason == .resolverMerged, let value {
-          guard state.mayWrite(.defaults(key)) else { continue }
-          domain.set(value, forKey: key)
-          state.noteLocalChange(key)
+      case .republish(let stamp, let value, let reason):
+        // A republished foreign value (empty origin) goes out as this device's write.
+        let origin = stamp.origin.isEmpty ? state.deviceID : stamp.origin
+        let republished = Stamp(generation: max(stamp.generation, 1), origin: origin)
+        switch writeRecord(key, stamp: republished, value: value, reason: reason, now: now, &state) {
+        case .written: written.insert(key)
+        case .refused: refused.insert(key)
+        case .crashed: continue
         }
-        state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(value)))
-        state.debug("push \(key) g\(generation) \(value.map(\.logDescription) ?? "deleted") (\(reason.rawValue))")
-      case .pull(let generation, let content, let reason):
+      case .pull(let stamp, let content, let reason):
         state.budget.record(key, storeValue: remote[key])
         guard Self.agreed(current[key]) == Self.agreed(local[key]) else {
           state.debug("keep \(key): edited locally while its pull was decided")
           continue
         }
         guard applyPull(key, content: content, current: current[key], &state) else { continue }
-        state.setLedger(key, LedgerEntry(generation: generation, agreed: Self.agreed(content)))
+        state.setLedger(key, LedgerEntry(stamp: stamp, agreed: Self.agreed(content)))
         pulls += 1
-        state.debug("pull \(key) g\(generation) \(Self.describe(content)) (\(reason.rawValue))")
+        state.debug("pull \(key) g\(stamp.generation) \(Self.describe(content)) (\(reason.rawValue))")
       case .skip(let reason):
         state.debug("skip \(key): \(reason)")
       }
@@ -116,6 +111,41 @@ extension SyncCoordinator {
       state.debug("collect tombstone \(key) g\(record.generation) (deleted \(date.ISO8601Format()))")
     }
     if removed > 0 { state.storeWritten = true }
+  }
+
+  private enum WriteOutcome {
+    case written
+    /// It did not fit: nothing was written and the ledger keeps its old state, so the
+    /// next sync tries again.
+    case refused
+    /// A simulated crash stopped it.
+    case crashed
+  }
+
+  /// Writes one record to the store after checking it against the limits, and records it
+  /// in the ledger.
+  private func writeRecord(
+    _ key: String, stamp: Stamp, value: PropertyListValue?, reason: SyncAction.Reason, now: Date,
+    _ state: inout EngineState
+  ) -> WriteOutcome {
+    let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(now)
+    let encoded = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
+    let size = PropertyListValue.storeSize(key: key, value: encoded)
+    if let refusal = state.budget.refusal(forWriting: key, size: size, limits: state.configuration.limits) {
+      state.refuse(key, refusal)
+      return .refused
+    }
+    guard state.mayWrite(.store(key)) else { return .crashed }
+    store.setValue(encoded, forKey: key)
+    state.budget.record(key, storeValue: encoded)
+    if reason == .resolverMerged, let value {
+      guard state.mayWrite(.defaults(key)) else { return .crashed }
+      domain.set(value, forKey: key)
+      state.noteLocalChange(key)
+    }
+    state.setLedger(key, LedgerEntry(stamp: stamp, agreed: Self.agreed(value)))
+    state.debug("push \(key) g\(stamp.generation) \(value.map(\.logDescription) ?? "deleted") (\(reason.rawValue))")
+    return .written
   }
 
   /// Writes a pulled state into `UserDefaults`; `false` when a simulated crash stopped it.

@@ -32,6 +32,9 @@ struct SyncRecord: Sendable, Equatable {
   /// Longest origin id accepted when decoding.
   static let maximumOriginLength = 64
 
+  /// The record's place in the order of writes.
+  var stamp: Stamp { Stamp(generation: generation, origin: origin) }
+
   /// The record as the store holds it.
   var encoded: PropertyListValue {
     switch content {
@@ -40,6 +43,20 @@ struct SyncRecord: Sendable, Equatable {
     case .deleted(let date):
       .array([.string(Self.tombstoneTag), .integer(Int64(generation)), .string(origin), .date(date)])
     }
+  }
+}
+
+/// A write's place in one total order that every device computes alike: the generation
+/// first (a Lamport counter), then the writing device's id. Two different writes at one
+/// generation are thereby never a tie decided by which upload reached the server last.
+/// A foreign value, which names no device, has the empty origin: it sorts below every
+/// Zephyr write of its generation.
+struct Stamp: Comparable, Hashable, Sendable {
+  var generation: UInt64
+  var origin: String
+
+  static func < (lhs: Stamp, rhs: Stamp) -> Bool {
+    (lhs.generation, lhs.origin) < (rhs.generation, rhs.origin)
   }
 }
 
