@@ -168,7 +168,8 @@ struct EngineState {
     changedKeys.insert(key)
   }
 
-  mutating func setLedger(_ key: String, _ entry: LedgerEntry) {
+  /// Sets (or, with `nil`, removes) a key's ledger entry, to be saved with the operation.
+  mutating func setLedger(_ key: String, _ entry: LedgerEntry?) {
     if ledger[key] != entry {
       ledger[key] = entry
       ledgerChanges[key] = .some(entry)

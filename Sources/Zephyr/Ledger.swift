@@ -13,14 +13,48 @@ struct LedgerEntry: Sendable, Equatable {
   var agreed: Agreed
   /// The device that wrote the agreed state (empty for a foreign value).
   var origin = ""
+  /// Set while a pull is being written to `UserDefaults`: how to tell, after a crash,
+  /// whether the write happened, and what to fall back to when it did not.
+  var pendingPull: PendingPull?
+
+  /// A pull written ahead into the ledger, before its `UserDefaults` write.
+  struct PendingPull: Sendable, Equatable {
+    /// The local state before the pull.
+    var localBefore: Agreed
+    /// The entry before the pull; `nil` when the key had no history.
+    var previous: Previous?
+  }
+
+  /// An entry without a pending pull (a ledger entry cannot hold itself).
+  struct Previous: Sendable, Equatable {
+    var generation: UInt64
+    var agreed: Agreed
+    var origin: String
+  }
 
   /// The agreed state's place in the order of writes.
   var stamp: Stamp { Stamp(generation: generation, origin: origin) }
 
-  init(generation: UInt64, agreed: Agreed, origin: String = "") {
+  init(generation: UInt64, agreed: Agreed, origin: String = "", pendingPull: PendingPull? = nil) {
     self.generation = generation
     self.agreed = agreed
     self.origin = origin
+    self.pendingPull = pendingPull
+  }
+
+  /// The entry to decide with, given the current local state. A pending pull whose
+  /// `UserDefaults` write never happened (the local state is still the one before it)
+  /// falls back to the previous entry; otherwise the pull counts as applied. A local
+  /// value that is neither was edited after the crash: against the pulled state it is a
+  /// local edit, which is pushed.
+  func resolved(local: PropertyListValue?) -> LedgerEntry? {
+    guard let pending = pendingPull else { return self }
+    if !agrees(with: local), LedgerEntry(generation: 0, agreed: pending.localBefore).agrees(with: local) {
+      return pending.previous.map { LedgerEntry(generation: $0.generation, agreed: $0.agreed, origin: $0.origin) }
+    }
+    var applied = self
+    applied.pendingPull = nil
+    return applied
   }
 
   init(stamp: Stamp, agreed: Agreed) {
@@ -143,9 +177,33 @@ enum LedgerCodec {
       appendString(entry?.origin ?? "", to: &payload)
       appendWord(fingerprint.rawValue, to: &payload)
     }
+    if let pending = entry?.pendingPull {
+      payload.append(1)
+      appendAgreed(pending.localBefore, to: &payload)
+      if let previous = pending.previous {
+        payload.append(1)
+        appendWord(previous.generation, to: &payload)
+        appendString(previous.origin, to: &payload)
+        appendAgreed(previous.agreed, to: &payload)
+      } else {
+        payload.append(0)
+      }
+    } else if entry != nil {
+      payload.append(0)
+    }
     appendWord(UInt64(payload.count), to: &bytes)
     bytes += payload
     appendWord(checksum(payload), to: &bytes)
+  }
+
+  private static func appendAgreed(_ agreed: LedgerEntry.Agreed, to bytes: inout [UInt8]) {
+    switch agreed {
+    case .deleted:
+      bytes.append(0)
+    case .value(let fingerprint):
+      bytes.append(1)
+      appendWord(fingerprint.rawValue, to: &bytes)
+    }
   }
 
   fileprivate static func checksum(_ bytes: some Sequence<UInt8>) -> UInt64 {
@@ -197,6 +255,14 @@ private struct ByteReader {
     return String(decoding: bytes[position..<end], as: UTF8.self)
   }
 
+  mutating func agreed() throws(LedgerError) -> LedgerEntry.Agreed {
+    switch try byte() {
+    case 0: return .deleted
+    case 1: return .value(Fingerprint(rawValue: try word()))
+    default: throw LedgerError.corrupt("unknown agreed kind")
+    }
+  }
+
   /// One record; `nil` entry means removed. Throws on any damage.
   mutating func record() throws(LedgerError) -> (String, LedgerEntry?) {
     let length = try word()
@@ -208,7 +274,7 @@ private struct ByteReader {
     position = payloadEnd
     guard try word() == LedgerCodec.checksum(payload.bytes) else { throw LedgerError.corrupt("record checksum") }
     let key = try payload.string()
-    let entry: LedgerEntry?
+    var entry: LedgerEntry?
     switch try payload.byte() {
     case 0:
       let generation = try payload.word()
@@ -220,6 +286,16 @@ private struct ByteReader {
         generation: generation, agreed: .value(Fingerprint(rawValue: try payload.word())), origin: origin)
     case 2: entry = nil
     default: throw LedgerError.corrupt("unknown record kind")
+    }
+    if entry != nil, try payload.byte() == 1 {
+      let localBefore = try payload.agreed()
+      var previous: LedgerEntry.Previous?
+      if try payload.byte() == 1 {
+        let generation = try payload.word()
+        let origin = try payload.string()
+        previous = LedgerEntry.Previous(generation: generation, agreed: try payload.agreed(), origin: origin)
+      }
+      entry?.pendingPull = LedgerEntry.PendingPull(localBefore: localBefore, previous: previous)
     }
     guard payload.isAtEnd, (entry?.generation ?? 0) <= Generation.maximum else {
       throw LedgerError.corrupt("bad record")

@@ -1,9 +1,23 @@
 import Foundation
 
 extension SyncCoordinator {
-  /// Decides every key with the ``Reconciler``, then carries the actions out: store
-  /// writes (each checked against the limits first), `UserDefaults` writes and ledger
-  /// updates. Returns the keys written to the store.
+  /// One write a batch will make, planned before any is made.
+  private enum PlannedWrite {
+    /// A record to the store (and, for a merged value, the value to `UserDefaults`).
+    case store(key: String, record: PropertyListValue, merged: PropertyListValue?, log: String)
+    /// A pulled state to `UserDefaults`.
+    case defaults(key: String, content: SyncRecord.Content, log: String)
+  }
+
+  /// Decides every key with the ``Reconciler``, then carries the actions out. Returns the
+  /// keys written to the store.
+  ///
+  /// The order makes a crash at any point safe: first every decision, then the ledger
+  /// entries of all planned writes are saved ahead (a pull's, and a merge's, with what to
+  /// fall back to should its `UserDefaults` write not happen), then the store and
+  /// `UserDefaults` writes, then the final ledger entries. A ledger that is ahead of the
+  /// store is repaired by the rules (the store "lost our write", which is published
+  /// again); one that is ahead of `UserDefaults` falls back.
   @discardableResult
   func reconcile(
     _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
@@ -26,6 +40,10 @@ extension SyncCoordinator {
       case .absent, .record, .foreign:
         break
       }
+      // A pull written ahead before a crash is settled against the local value first.
+      if let entry = state.ledger[key], entry.pendingPull != nil {
+        state.setLedger(key, entry.resolved(local: local[key]))
+      }
       let action = Reconciler.decide(
         key: key, local: local[key], remote: remoteState, ledger: state.ledger[key], policy: policy,
         resolver: state.configuration.conflictResolver)
@@ -41,46 +59,90 @@ extension SyncCoordinator {
       ? [:] : domain.values(forKeys: pulledKeys) { key, value in local[key].map(value.isSameValue(as:)) ?? false }.values
 
     let now = state.configuration.clock()
-    var written = Set<String>()
+    var planned: [PlannedWrite] = []
+    var settled: [String: LedgerEntry] = [:]
     var pulls = 0
     for (key, action) in decisions {
       switch action {
-      case .none:
-        continue
+      case .none, .skip:
+        if case .skip(let reason) = action { state.debug("skip \(key): \(reason)") }
       case .adopt(let stamp):
         state.budget.record(key, storeValue: remote[key])
         state.setLedger(key, LedgerEntry(stamp: stamp, agreed: Self.agreed(local[key])))
         state.debug("adopt \(key) g\(stamp.generation) (same value on both sides)")
       case .push(let generation, let value, let reason):
         let stamp = Stamp(generation: generation, origin: state.deviceID)
-        switch writeRecord(key, stamp: stamp, value: value, reason: reason, now: now, &state) {
-        case .written: written.insert(key)
-        case .refused: refused.insert(key)
-        case .crashed: continue
+        let merged = reason == .resolverMerged ? value : nil
+        guard
+          let write = planRecord(
+            key, stamp: stamp, value: value, merged: merged, before: local[key], reason: reason, now: now, &state,
+            settled: &settled)
+        else {
+          refused.insert(key)
+          continue
         }
+        planned.append(write)
       case .republish(let stamp, let value, let reason):
         // A republished foreign value (empty origin) goes out as this device's write.
         let origin = stamp.origin.isEmpty ? state.deviceID : stamp.origin
         let republished = Stamp(generation: max(stamp.generation, 1), origin: origin)
-        switch writeRecord(key, stamp: republished, value: value, reason: reason, now: now, &state) {
-        case .written: written.insert(key)
-        case .refused: refused.insert(key)
-        case .crashed: continue
+        guard
+          let write = planRecord(
+            key, stamp: republished, value: value, merged: nil, before: local[key], reason: reason, now: now,
+            &state, settled: &settled)
+        else {
+          refused.insert(key)
+          continue
         }
+        planned.append(write)
       case .pull(let stamp, let content, let reason):
         state.budget.record(key, storeValue: remote[key])
         guard Self.agreed(current[key]) == Self.agreed(local[key]) else {
           state.debug("keep \(key): edited locally while its pull was decided")
           continue
         }
-        guard applyPull(key, content: content, current: current[key], &state) else { continue }
-        state.setLedger(key, LedgerEntry(stamp: stamp, agreed: Self.agreed(content)))
         pulls += 1
-        state.debug("pull \(key) g\(stamp.generation) \(Self.describe(content)) (\(reason.rawValue))")
-      case .skip(let reason):
-        state.debug("skip \(key): \(reason)")
+        let entry = LedgerEntry(stamp: stamp, agreed: Self.agreed(content))
+        let log = "pull \(key) g\(stamp.generation) \(Self.describe(content)) (\(reason.rawValue))"
+        if Self.agreed(current[key]) == entry.agreed {
+          state.setLedger(key, entry)
+          state.debug(log)
+        } else {
+          state.setLedger(key, Self.writtenAhead(entry, before: current[key], previous: state.ledger[key]))
+          settled[key] = entry
+          planned.append(.defaults(key: key, content: content, log: log))
+        }
       }
     }
+
+    if !planned.isEmpty { saveLedgerIfNeeded(&state) }
+    var written = Set<String>()
+    for write in planned {
+      switch write {
+      case .store(let key, let record, let merged, let log):
+        guard state.mayWrite(.store(key)) else { break }
+        store.setValue(record, forKey: key)
+        written.insert(key)
+        if let merged {
+          guard state.mayWrite(.defaults(key)) else { break }
+          domain.set(merged, forKey: key)
+          state.noteLocalChange(key)
+        }
+        state.debug(log)
+      case .defaults(let key, let content, let log):
+        guard state.mayWrite(.defaults(key)) else { break }
+        switch content {
+        case .value(let value): domain.set(value, forKey: key)
+        case .deleted: domain.remove(forKey: key)
+        }
+        state.noteLocalChange(key)
+        state.debug(log)
+      }
+    }
+    if !state.crashed {
+      for (key, entry) in settled { state.setLedger(key, entry) }
+    }
+
     // A key leaves the refused list once a batch handles it without refusing it again.
     for key in keys where !refused.contains(key) && state.status.refusedKeys[key] != nil {
       state.status.refusedKeys[key] = nil
@@ -91,6 +153,46 @@ extension SyncCoordinator {
     }
     if pulls > 0 { state.status.lastPull = now }
     return written
+  }
+
+  /// Plans one record write: checks it against the limits (`nil`, with the key refused,
+  /// when it does not fit; the ledger keeps its old state then, so the next sync tries
+  /// again) and sets its ledger entry, written ahead.
+  private func planRecord(
+    _ key: String, stamp: Stamp, value: PropertyListValue?, merged: PropertyListValue?,
+    before: PropertyListValue?, reason: SyncAction.Reason, now: Date, _ state: inout EngineState,
+    settled: inout [String: LedgerEntry]
+  ) -> PlannedWrite? {
+    let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(now)
+    let record = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
+    let size = PropertyListValue.storeSize(key: key, value: record)
+    if let refusal = state.budget.refusal(forWriting: key, size: size, limits: state.configuration.limits) {
+      state.refuse(key, refusal)
+      return nil
+    }
+    // Counted now, so the next planned write of the batch is checked against it too.
+    state.budget.record(key, storeValue: record)
+    let entry = LedgerEntry(stamp: stamp, agreed: Self.agreed(value))
+    if merged != nil {
+      // The merged value also goes to UserDefaults: written ahead like a pull.
+      state.setLedger(key, Self.writtenAhead(entry, before: before, previous: state.ledger[key]))
+      settled[key] = entry
+    } else {
+      state.setLedger(key, entry)
+    }
+    let log = "push \(key) g\(stamp.generation) \(value.map(\.logDescription) ?? "deleted") (\(reason.rawValue))"
+    return .store(key: key, record: record, merged: merged, log: log)
+  }
+
+  /// `entry`, marked as written ahead of a `UserDefaults` write that replaces `before`.
+  private static func writtenAhead(
+    _ entry: LedgerEntry, before: PropertyListValue?, previous: LedgerEntry?
+  ) -> LedgerEntry {
+    var ahead = entry
+    ahead.pendingPull = LedgerEntry.PendingPull(
+      localBefore: agreed(before),
+      previous: previous.map { LedgerEntry.Previous(generation: $0.generation, agreed: $0.agreed, origin: $0.origin) })
+    return ahead
   }
 
   /// Removes tombstones older than the configured lifetime from the store, giving their
@@ -111,62 +213,6 @@ extension SyncCoordinator {
       state.debug("collect tombstone \(key) g\(record.generation) (deleted \(date.ISO8601Format()))")
     }
     if removed > 0 { state.storeWritten = true }
-  }
-
-  private enum WriteOutcome {
-    case written
-    /// It did not fit: nothing was written and the ledger keeps its old state, so the
-    /// next sync tries again.
-    case refused
-    /// A simulated crash stopped it.
-    case crashed
-  }
-
-  /// Writes one record to the store after checking it against the limits, and records it
-  /// in the ledger.
-  private func writeRecord(
-    _ key: String, stamp: Stamp, value: PropertyListValue?, reason: SyncAction.Reason, now: Date,
-    _ state: inout EngineState
-  ) -> WriteOutcome {
-    let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(now)
-    let encoded = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
-    let size = PropertyListValue.storeSize(key: key, value: encoded)
-    if let refusal = state.budget.refusal(forWriting: key, size: size, limits: state.configuration.limits) {
-      state.refuse(key, refusal)
-      return .refused
-    }
-    guard state.mayWrite(.store(key)) else { return .crashed }
-    store.setValue(encoded, forKey: key)
-    state.budget.record(key, storeValue: encoded)
-    if reason == .resolverMerged, let value {
-      guard state.mayWrite(.defaults(key)) else { return .crashed }
-      domain.set(value, forKey: key)
-      state.noteLocalChange(key)
-    }
-    state.setLedger(key, LedgerEntry(stamp: stamp, agreed: Self.agreed(value)))
-    state.debug("push \(key) g\(stamp.generation) \(value.map(\.logDescription) ?? "deleted") (\(reason.rawValue))")
-    return .written
-  }
-
-  /// Writes a pulled state into `UserDefaults`; `false` when a simulated crash stopped it.
-  private func applyPull(
-    _ key: String, content: SyncRecord.Content, current: PropertyListValue?, _ state: inout EngineState
-  ) -> Bool {
-    switch content {
-    case .value(let value):
-      if current.map({ !$0.isSameValue(as: value) }) ?? true {
-        guard state.mayWrite(.defaults(key)) else { return false }
-        domain.set(value, forKey: key)
-        state.noteLocalChange(key)
-      }
-    case .deleted:
-      if current != nil {
-        guard state.mayWrite(.defaults(key)) else { return false }
-        domain.remove(forKey: key)
-        state.noteLocalChange(key)
-      }
-    }
-    return true
   }
 
   /// Applies an inbound store event to the monitored keys.

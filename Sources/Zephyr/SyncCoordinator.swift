@@ -208,7 +208,7 @@ public final class SyncCoordinator: Sendable {
 
   /// Appends the operation's ledger changes to the file, or rewrites it when it is new,
   /// was reset, or has grown to more than twice its entries.
-  private func saveLedgerIfNeeded(_ state: inout EngineState) {
+  func saveLedgerIfNeeded(_ state: inout EngineState) {
     guard state.ledgerNeedsSnapshot || !state.ledgerChanges.isEmpty, state.mayWrite(.ledger) else { return }
     let appended = state.ledgerRecords + state.ledgerChanges.count
     var compact = state.ledgerNeedsSnapshot || appended > 2 * state.ledger.entries.count + 64
