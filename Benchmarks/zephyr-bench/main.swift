@@ -134,6 +134,19 @@ func measure(keys count: Int, runs: Int) -> [String: Any] {
       })
   }
 
+  // Foundation's own floors, after a write: reading one key (which an inbound event
+  // must do) and reading the domain (which a didChangeNotification, naming no key, must do).
+  var keyReadAfterWrite: [Double] = []
+  var domainReadAfterWrite: [Double] = []
+  for run in 0..<runs {
+    let index = (run * 104_729 + 2) % count
+    a.defaults.set(value(index, version: 2_000 + run).foundationValue, forKey: key(index))
+    keyReadAfterWrite.append(nanoseconds { _ = a.defaults.object(forKey: key(index)) })
+    a.defaults.set(value(index, version: 3_000 + run).foundationValue, forKey: key(index))
+    domainReadAfterWrite.append(nanoseconds { _ = a.defaults.persistentDomain(forName: a.suiteName) })
+  }
+  a.coordinator.sync()
+
   // (5) Record overhead.
   let server = cloud.serverValues
   var overhead = 0
@@ -161,6 +174,8 @@ func measure(keys count: Int, runs: Int) -> [String: Any] {
     "inbound_over_steady": ratio(median(inbound), steadyMedian),
     "local_edit_ms": milliseconds(median(localEdit)),
     "local_edit_over_steady": ratio(median(localEdit), steadyMedian),
+    "foundation_key_read_after_write_ms": milliseconds(median(keyReadAfterWrite)),
+    "foundation_domain_read_after_write_ms": milliseconds(median(domainReadAfterWrite)),
     "record_overhead_bytes_per_key": records > 0 ? Double(overhead) / Double(records) : 0,
     "store_keys_per_synced_key": ratio(Double(server.count - extraKeys), Double(count)),
     "extra_metadata_keys": extraKeys,
