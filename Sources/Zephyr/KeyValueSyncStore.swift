@@ -89,7 +89,9 @@ public final class ObservationToken: Sendable {
   }
 }
 
-/// The limits a key-value sync store enforces.
+/// The limits a key-value sync store enforces, which Zephyr checks before every write.
+///
+/// See <doc:LimitsAndDiagnostics>.
 public struct StoreLimits: Sendable, Hashable {
   /// Total bytes: every key's UTF-8 bytes plus every value's binary-plist size.
   public var maximumTotalBytes: Int

@@ -4,11 +4,16 @@ import Foundation
   import os
 #endif
 
-/// One line of Zephyr's log.
+/// One line of Zephyr's log, as a ``LogHandler`` receives it.
+///
+/// Decisions (`push theme g7 "dusk" (local edit)`) are ``Level-swift.enum/debug``;
+/// anything a developer should act on (`refused key …: key is 71 bytes > 64`) is a
+/// ``Level-swift.enum/warning``.
 public struct LogMessage: Sendable, Equatable, CustomStringConvertible {
   /// How much a message matters.
   public enum Level: String, Sendable, Equatable {
-    /// A decision, logged only when `debugEnabled` is on: `pull font g4 (remote newer)`.
+    /// A decision, logged only when ``SyncConfiguration/debugEnabled`` is on:
+    /// `pull font g4 "Avenir" (remote newer)`.
     case debug
     /// Something the developer should act on, always logged: `refused key …: 71 bytes > 64`.
     case warning

@@ -10,9 +10,10 @@ import Foundation
 /// ```
 ///
 /// Integers are signed 64-bit; an unsigned value above `Int64.max` (which property lists
-/// can hold) is kept in ``unsignedInteger(_:)``. Two values are the same value for Zephyr
-/// when their ``fingerprint`` matches, which ignores sub-second differences in dates
-/// because some platforms persist dates with whole-second precision.
+/// can hold) is kept in ``unsignedInteger(_:)``. When Zephyr compares a local value with
+/// the one it last synced, it compares them as they persist: dictionary order does not
+/// matter, and dates are compared to the whole second, because some platforms persist
+/// dates with whole-second precision. (`==` is stricter: it compares dates exactly.)
 public enum PropertyListValue: Sendable, Hashable {
   /// A string.
   case string(String)

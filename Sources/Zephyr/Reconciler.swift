@@ -30,6 +30,18 @@ public struct Conflict: Sendable, Equatable {
   public var local: PropertyListValue?
   /// The store's value, or `nil` when the store holds a tombstone.
   public var remote: PropertyListValue?
+
+  /// Creates a conflict, for unit tests of a resolver.
+  ///
+  /// ```swift
+  /// let conflict = Conflict(key: "tags", local: .array([.string("a")]), remote: .array([.string("b")]))
+  /// #expect(myResolver(conflict) == .merged(.array([.string("a"), .string("b")])))
+  /// ```
+  public init(key: String, local: PropertyListValue?, remote: PropertyListValue?) {
+    self.key = key
+    self.local = local
+    self.remote = remote
+  }
 }
 
 /// Decides a conflict for one key. Must be a pure, fast function: it runs while the

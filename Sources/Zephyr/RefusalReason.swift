@@ -2,6 +2,8 @@ import Foundation
 
 /// Why Zephyr left a key alone. Every refusal is logged as a warning and listed in
 /// ``SyncStatus/refusedKeys`` until the key syncs again; the local value is never touched.
+///
+/// See <doc:LimitsAndDiagnostics> for when each reason occurs and what to do about it.
 public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
   /// The key is longer than the store allows (iCloud raises an exception for these).
   case keyTooLong(bytes: Int, limit: Int)

@@ -13,6 +13,10 @@ public struct SyncConfiguration: Sendable {
   /// This device's short, stable id, written into every record it pushes. When `nil`,
   /// Zephyr generates one (six lowercase letters and digits) on first use and persists it
   /// in the synced suite under a bookkeeping key that is never synced.
+  ///
+  /// Two writes of one key at the same generation are ordered by this id, so every device
+  /// picks the same winner (see <doc:MergeSemantics>). Give each device its own id; tests
+  /// set one for readable logs and predictable ties.
   public var deviceID: String?
 
   /// Whether every decision is logged (`push theme g7 (local edit)`). Warnings, such as
@@ -32,7 +36,8 @@ public struct SyncConfiguration: Sendable {
   /// > than any device is likely to stay away.
   public var tombstoneLifetime: TimeInterval?
 
-  /// The limits checked before every store write. ``StoreLimits/iCloud`` by default.
+  /// The limits checked before every store write. ``StoreLimits/iCloud`` by default;
+  /// tests may pass smaller ones. See <doc:LimitsAndDiagnostics>.
   public var limits: StoreLimits
 
   /// The share of the byte or key limit above which a warning is logged, once per
@@ -41,6 +46,21 @@ public struct SyncConfiguration: Sendable {
 
   /// Decides conflicts (both sides changed a key to different values). When `nil`,
   /// `sync()` keeps the local value and an inbound store event takes the remote one.
+  ///
+  /// When set, it decides every conflict, in `sync()` and in inbound events alike; return
+  /// ``ConflictResolution/usePolicy`` for keys it does not handle. It runs while the
+  /// coordinator holds its lock: keep it pure and fast.
+  ///
+  /// ```swift
+  /// configuration.conflictResolver = { conflict in
+  ///   if conflict.key == "highScore", case .integer(let mine)? = conflict.local,
+  ///     case .integer(let theirs)? = conflict.remote
+  ///   {
+  ///     return .merged(.integer(max(mine, theirs)))
+  ///   }
+  ///   return .usePolicy
+  /// }
+  /// ```
   public var conflictResolver: ConflictResolver?
 
   /// Receives log messages. When `nil`, messages go to `os.Logger` (subsystem

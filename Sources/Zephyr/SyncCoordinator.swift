@@ -16,6 +16,33 @@ import Foundation
 ///
 /// Every method may be called from any thread; operations run one at a time. Releasing
 /// the coordinator stops its observers: it applies no event after it is gone.
+///
+/// ## Topics
+///
+/// ### Creating a coordinator
+/// - ``init(defaults:suiteName:store:configuration:)``
+///
+/// ### Syncing
+/// - ``sync()``
+/// - ``sync(keys:)-([String])``
+/// - ``sync(keys:)-(String...)``
+///
+/// ### Monitoring keys
+/// - ``addKeysToBeMonitored(keys:)-([String])``
+/// - ``addKeysToBeMonitored(keys:)-(String...)``
+/// - ``removeKeysFromBeingMonitored(keys:)-([String])``
+/// - ``removeKeysFromBeingMonitored(keys:)-(String...)``
+/// - ``monitoredKeys``
+/// - ``waitForPendingLocalEdits()``
+///
+/// ### Configuration and identity
+/// - ``configuration``
+/// - ``deviceID``
+/// - ``store``
+/// - ``domainName``
+///
+/// ### Diagnostics
+/// - ``status``
 public final class SyncCoordinator: Sendable {
   /// The store this coordinator syncs with.
   public let store: any KeyValueSyncStore
@@ -44,7 +71,7 @@ public final class SyncCoordinator: Sendable {
   ///   - defaults: The suite to sync; `.standard` by default.
   ///   - suiteName: The suite's name, which names its persistent domain. Pass it for any
   ///     suite other than `.standard`; `nil` means the app's own domain.
-  ///   - store: The sync store, such as ``UbiquitousStore/default`` or a
+  ///   - store: The sync store, such as `UbiquitousStore.default` (Apple platforms) or a
   ///     `SimulatedCloud` device.
   ///   - configuration: Behaviour and limits; see ``SyncConfiguration``.
   public init(

@@ -5,6 +5,9 @@ import Foundation
 /// ```swift
 /// print(Zephyr.status)
 /// ```
+///
+/// Printed, it is a table of the store's usage, the largest keys, the last push, pull and
+/// event, and every refused key with its reason. See <doc:LimitsAndDiagnostics>.
 public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   /// One inbound store event.
   public struct Event: Sendable, Equatable {
@@ -27,7 +30,8 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   /// The limits the coordinator checks against.
   public var limits: StoreLimits
   /// The store's estimated size: every key's UTF-8 bytes plus every value's binary-plist
-  /// size, as the store accounts them.
+  /// size, as the store accounts them. On Apple platforms an upper bound (see
+  /// ``PropertyListValue/estimatedBinaryPlistSize``).
   public var estimatedBytes = 0
   /// How many keys the store holds, as far as this device has seen.
   public var keyCount = 0

@@ -102,32 +102,45 @@ public final class UbiquitousStore: KeyValueSyncStore {
     self.names = names
   }
 
+  /// The stored value for `key`, bridged to a ``PropertyListValue``; `nil` when there is
+  /// none, when it is not a property-list value, or when `key` is longer than 64 UTF-8
+  /// bytes (it is never passed to the store).
   public func value(forKey key: String) -> PropertyListValue? {
     guard key.utf8.count <= maximumKeyBytes else { return nil }
     let raw = storage.withLock { $0.object(forKey: key) }
     return raw.flatMap(PropertyListValue.init(bridging:))
   }
 
+  /// Every key of the store's `dictionaryRepresentation` whose value bridges to a
+  /// ``PropertyListValue``; other values are left out.
   public func allValues() -> [String: PropertyListValue] {
     let raw = storage.withLock { $0.dictionaryRepresentation }
     return raw.compactMapValues(PropertyListValue.init(bridging:))
   }
 
+  /// Stores ``PropertyListValue/foundationValue`` for `key`. A key longer than 64 UTF-8
+  /// bytes is ignored instead of being passed on, where the store would raise an
+  /// exception.
   public func setValue(_ value: PropertyListValue, forKey key: String) {
     guard key.utf8.count <= maximumKeyBytes else { return }
     storage.withLock { $0.set(value.foundationValue, forKey: key) }
   }
 
+  /// Removes the value for `key`; a key longer than 64 UTF-8 bytes is ignored.
   public func removeValue(forKey key: String) {
     guard key.utf8.count <= maximumKeyBytes else { return }
     storage.withLock { $0.removeObject(forKey: key) }
   }
 
+  /// Calls the store's `synchronize()`: `false` when the app cannot use iCloud (no
+  /// account, or no key-value storage entitlement).
   @discardableResult
   public func synchronize() -> Bool {
     storage.withLock { $0.synchronize() }
   }
 
+  /// Observes the store's external-change notification and calls `handler` with each
+  /// change, on the thread that posted it, until the token is cancelled or released.
   public func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ObservationToken {
     let names = self.names
     let center = notificationCenter

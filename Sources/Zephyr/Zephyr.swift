@@ -8,8 +8,42 @@ import Foundation
 /// ```
 ///
 /// Every call forwards to ``shared``, one ``SyncCoordinator`` over `UserDefaults.standard`
-/// and the iCloud key-value store (``UbiquitousStore/default``). Use coordinators
-/// directly for several suites, or in tests with `ZephyrTesting.SimulatedCloud`.
+/// and the iCloud key-value store (`UbiquitousStore.default` on Apple platforms). Use
+/// coordinators directly for several suites, or in tests with `ZephyrTesting.SimulatedCloud`.
+///
+/// Call ``sync()`` at launch and whenever the app becomes active; Zephyr does not observe
+/// the app's life cycle. See <doc:GettingStarted>.
+///
+/// ## Topics
+///
+/// ### Syncing
+///
+/// - ``sync()``
+/// - ``sync(keys:)-(String...)``
+/// - ``sync(keys:)-([String])``
+///
+/// ### Monitoring keys
+///
+/// - ``addKeysToBeMonitored(keys:)-(String...)``
+/// - ``addKeysToBeMonitored(keys:)-([String])``
+/// - ``removeKeysFromBeingMonitored(keys:)-(String...)``
+/// - ``removeKeysFromBeingMonitored(keys:)-([String])``
+///
+/// ### Changes from other devices
+///
+/// - ``keysDidChangeOnCloudNotification``
+/// - ``changedKeysUserInfoKey``
+///
+/// ### Suites and settings
+///
+/// - ``setUserDefaultsSuite(to:suiteName:)``
+/// - ``shared``
+/// - ``debugEnabled``
+/// - ``syncUbiquitousKeyValueStoreOnChange``
+///
+/// ### Diagnostics
+///
+/// - ``status``
 public enum Zephyr {
   /// Posted on the main queue after inbound changes were written to `UserDefaults`,
   /// once per batch, with the coordinator as its object and the keys whose local value

@@ -18,10 +18,11 @@ import Zephyr
 /// suiteB.string(forKey: "theme")   // "dusk"
 /// ```
 ///
-/// The limits of ``StoreLimits`` are enforced as Apple does: a write over the quota
-/// changes nothing and posts ``ExternalChange/Reason/quotaViolation`` to the writing
-/// device's observers; a key over the key-length limit is refused (where Apple would
-/// raise an exception) and counted in ``SimulatedDevice/Statistics/keyLengthExceptions``.
+/// The `StoreLimits` passed to ``init(limits:)`` are enforced as Apple does: a write over
+/// the quota changes nothing and posts `ExternalChange.Reason.quotaViolation` to the
+/// writing device's observers; a key over the key-length limit is refused (where Apple
+/// would raise an exception) and counted in
+/// ``SimulatedDevice/Statistics-swift.struct/keyLengthExceptions``.
 ///
 /// Delivery is synchronous: when ``download(to:notify:)`` or ``deliver()`` returns, every
 /// observer of the device has been called and has returned.
@@ -34,7 +35,8 @@ public final class SimulatedCloud: Sendable {
   let state: Locked<CloudState>
   private let devices = Locked<[String: SimulatedDevice]>([:])
 
-  /// Creates an empty cloud with one default account.
+  /// Creates an empty cloud with one default account, whose devices enforce `limits`
+  /// (`StoreLimits.iCloud` by default).
   public init(limits: StoreLimits = .iCloud) {
     self.limits = limits
     state = Locked(CloudState())
@@ -71,7 +73,7 @@ public final class SimulatedCloud: Sendable {
 
   /// Copies the server's values into the device's cache, except keys the device wrote
   /// and has not uploaded yet. When `notify` is true, the device's observers receive a
-  /// ``ExternalChange/Reason/serverChange`` naming exactly the keys whose cached value
+  /// `serverChange` event naming exactly the keys whose cached value
   /// changed (none when nothing changed); `false` models a dropped event.
   public func download(to device: String, notify: Bool = true) {
     _ = self.device(device)
@@ -104,7 +106,7 @@ public final class SimulatedCloud: Sendable {
 
   /// Signs a device into another account: its pending writes are dropped, its cache is
   /// replaced by that account's server values, and its observers receive an
-  /// ``ExternalChange/Reason/accountChange`` naming the keys whose value changed.
+  /// `accountChange` event naming the keys whose value changed.
   public func switchAccount(of device: String, to account: String) {
     let store = self.device(device)
     let (changed, observers) = state.withLock { state in
@@ -137,7 +139,7 @@ public final class SimulatedCloud: Sendable {
   }
 }
 
-/// One device's view of a ``SimulatedCloud``: a ``KeyValueSyncStore`` with a local
+/// One device's view of a ``SimulatedCloud``: a `KeyValueSyncStore` with a local
 /// cache, like `NSUbiquitousKeyValueStore` on one device.
 public final class SimulatedDevice: KeyValueSyncStore {
   /// What a device was asked to do, for assertions and benchmarks.
@@ -183,28 +185,40 @@ public final class SimulatedDevice: KeyValueSyncStore {
     cloud.withLock { $0.devices[name]?.totalBytes ?? 0 }
   }
 
+  /// The value in the device's cache, uploaded or not.
   public func value(forKey key: String) -> PropertyListValue? {
     cloud.withLock { $0.devices[name]?.cache[key] }
   }
 
+  /// The device's cache; the same as ``cachedValues``.
   public func allValues() -> [String: PropertyListValue] {
     cachedValues
   }
 
+  /// Writes to the device's cache at once; the write reaches the server on the next
+  /// upload from this device. Refused, and counted, when the key is too long or the value
+  /// does not fit the quota (then `quotaViolation` is posted to this device's observers).
   public func setValue(_ value: PropertyListValue, forKey key: String) {
     write(value, forKey: key)
   }
 
+  /// Removes the key from the device's cache at once; the removal reaches the server on
+  /// the next upload from this device.
   public func removeValue(forKey key: String) {
     write(nil, forKey: key)
   }
 
+  /// Counts the call and returns `true`. Like Apple's, it touches the local cache only:
+  /// the test decides when writes are uploaded.
   @discardableResult
   public func synchronize() -> Bool {
     cloud.withLock { $0.devices[name]?.statistics.synchronizeCalls += 1 }
     return true
   }
 
+  /// Calls `handler`, synchronously and on the caller's thread, for every event that
+  /// ``SimulatedCloud`` delivers or posts to this device, until the token is cancelled or
+  /// released.
   public func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ObservationToken {
     let id = UUID()
     let name = self.name

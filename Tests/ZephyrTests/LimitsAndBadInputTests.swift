@@ -79,6 +79,7 @@ struct LimitsAndBadInputTests {
   static let badRecords: [(String, PropertyListValue)] = [
     ("negative generation", .array([.string("z1"), .integer(-4), .string("x"), .string("v")])),
     ("zero generation", .array([.string("z1"), .integer(0), .string("x"), .string("v")])),
+    ("generation above 2^53", .array([.string("z1"), .integer(1 << 53 + 1), .string("x"), .string("v")])),
     ("absurd generation", .array([.string("z1"), .integer(Int64.max), .string("x"), .string("v")])),
     ("string generation", .array([.string("z1"), .string("7"), .string("x"), .string("v")])),
     ("truncated", .array([.string("z1"), .integer(4)])),

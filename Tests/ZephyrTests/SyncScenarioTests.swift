@@ -158,6 +158,27 @@ struct SyncScenarioTests {
     #expect(harness.cloud.serverValues["theme"] == a.store.value(forKey: "theme"))
   }
 
+  @Test func newDeviceThatUploadsBeforeItsFirstDownloadYieldsToEditedCloudHistory() {
+    // Before its first download a new install cannot see the cloud's value and uploads its
+    // own. A value that was edited after its first upload sits at a later generation and
+    // wins. (One that nobody edited since its own first upload ties on generation and the
+    // device ids decide: see the README's "Limits of the guarantees".)
+    let harness = Harness()
+    let old = harness.device("M", monitored: ["theme"])
+    old.set(.string("first"), "theme")
+    harness.round()
+    old.set(.string("cloud"), "theme")
+    harness.round()
+
+    let fresh = harness.device("Z", monitored: ["theme"])
+    fresh.set(.string("factory"), "theme")
+    fresh.coordinator.sync()
+    harness.cloud.upload()
+    harness.round()
+    harness.round()
+    #expect(harness.values(of: "theme").values.allSatisfy { $0 == .string("cloud") })
+  }
+
   @Test func registeredDefaultsAndSystemKeysAreNeverUploaded() {
     let harness = Harness()
     // Registered defaults are shared by every suite in the process: keep these keys unique.
