@@ -119,7 +119,8 @@ func measure(keys count: Int, runs: Int) -> [String: Any] {
     b.coordinator.sync(keys: [key(index)])
     cloud.upload(from: "B")
     inbound.append(nanoseconds { cloud.download(to: "A") })
-    precondition(PropertyListValue(bridging: a.defaults.object(forKey: key(index)) ?? 0) == value(index, version: run + 1))
+    precondition(
+      PropertyListValue(bridging: a.defaults.object(forKey: key(index)) ?? 0) == value(index, version: run + 1))
   }
 
   // (4) One local edit picked up from didChangeNotification.
@@ -187,7 +188,7 @@ func workload(keys count: Int, operations: Int) -> [String: Any] {
   let tag = "workload-\(count)-\(UUID().uuidString.prefix(6))"
   let cloud = SimulatedCloud(limits: limits(for: count))
   let devices = ["A", "B", "C"].map { BenchDevice(name: $0, cloud: cloud, tag: tag) }
-  defer { devices.forEach { $0.tearDown() } }
+  defer { for device in devices { device.tearDown() } }
   let keys = (0..<count).map(key)
   for device in devices { device.coordinator.addKeysToBeMonitored(keys: keys) }
   var generator = SystemRandomNumberGenerator()
@@ -214,7 +215,7 @@ func workload(keys count: Int, operations: Int) -> [String: Any] {
   var rounds = 0
   while !converged(), rounds < 10 {
     cloud.deliver()
-    devices.forEach { $0.coordinator.sync() }
+    for device in devices { device.coordinator.sync() }
     cloud.deliver()
     rounds += 1
   }

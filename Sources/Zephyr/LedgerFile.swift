@@ -9,7 +9,7 @@ struct LedgerFile: Sendable {
     let folder =
       directory
       ?? (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-        ?? FileManager.default.temporaryDirectory).appendingPathComponent("Zephyr", isDirectory: true)
+      ?? FileManager.default.temporaryDirectory).appendingPathComponent("Zephyr", isDirectory: true)
     let safeName = String(domainName.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" })
     url = folder.appendingPathComponent(safeName + ".zephyr-ledger")
   }

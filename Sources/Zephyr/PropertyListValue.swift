@@ -49,7 +49,9 @@ extension PropertyListValue {
     case .data(let value): text = "<\(value.count) bytes>"
     case .array(let value): text = "[\(value.map(\.logDescription).joined(separator: ", "))]"
     case .dictionary(let value):
-      text = "[" + value.keys.sorted().map { "\($0): \(value[$0]?.logDescription ?? "")" }
+      text =
+        "["
+        + value.keys.sorted().map { "\($0): \(value[$0]?.logDescription ?? "")" }
         .joined(separator: ", ") + "]"
     }
     return text.count > 60 ? String(text.prefix(57)) + "..." : text

@@ -56,7 +56,8 @@ extension SyncCoordinator {
     for key in pulledKeys { state.beforePullWrite?(key) }
     let current =
       pulledKeys.isEmpty
-      ? [:] : domain.values(forKeys: pulledKeys) { key, value in local[key].map(value.isSameValue(as:)) ?? false }.values
+      ? [:]
+      : domain.values(forKeys: pulledKeys) { key, value in local[key].map(value.isSameValue(as:)) ?? false }.values
 
     let now = state.configuration.clock()
     var planned: [PlannedWrite] = []

@@ -95,7 +95,12 @@ public final class SyncCoordinator: Sendable {
   /// The coordinator's configuration. Changing it takes effect with the next operation.
   public var configuration: SyncConfiguration {
     get { state.withLock { $0.configuration } }
-    set { state.withLock { $0.configuration = newValue; $0.status.limits = newValue.limits } }
+    set {
+      state.withLock {
+        $0.configuration = newValue
+        $0.status.limits = newValue.limits
+      }
+    }
   }
 
   /// This device's id, as written into the records it pushes.

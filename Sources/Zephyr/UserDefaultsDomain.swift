@@ -67,7 +67,9 @@ final class UserDefaultsDomain: Sendable {
       let shadowing = Self.shadowingKeys(of: defaults)
       var persistent: [String: Any]?
       var snapshot = Snapshot()
-      if case .string(let epoch)? = defaults.object(forKey: EngineState.ledgerIDKey).flatMap(PropertyListValue.init(bridging:)) {
+      if case .string(let epoch)? = defaults.object(forKey: EngineState.ledgerIDKey).flatMap(
+        PropertyListValue.init(bridging:))
+      {
         snapshot.epoch = epoch
       }
       for key in keys {

@@ -110,7 +110,10 @@ public final class SimulatedCloud: Sendable {
   public func switchAccount(of device: String, to account: String) {
     let store = self.device(device)
     let (changed, observers) = state.withLock { state in
-      (state.switchAccount(of: device, to: account, limits: limits), Array(state.devices[device]?.observers.values ?? [:].values))
+      (
+        state.switchAccount(of: device, to: account, limits: limits),
+        Array(state.devices[device]?.observers.values ?? [:].values)
+      )
     }
     _ = store
     let change = ExternalChange(reason: .accountChange, keys: changed)
@@ -312,7 +315,8 @@ struct CloudState {
     let server = servers[device.account] ?? [:]
     let unsent = Set(device.pending.map(\.key))
     var changed: [String] = []
-    for key in Set(server.keys).union(device.cache.keys) where !unsent.contains(key) && server[key] != device.cache[key] {
+    for key in Set(server.keys).union(device.cache.keys) where !unsent.contains(key) && server[key] != device.cache[key]
+    {
       let value = server[key]
       device.store(value, forKey: key, size: value.map { key.utf8.count + SimulatedCloud.binaryPlistSize(of: $0) } ?? 0)
       changed.append(key)
