@@ -26,7 +26,12 @@ extension SyncCoordinator {
     var refused = Set<String>()
     var decisions: [(key: String, action: SyncAction)] = []
     for key in keys {
-      let remoteState = RemoteState(storeValue: remote[key])
+      var remoteState = RemoteState(storeValue: remote[key])
+      if case .record(let record) = remoteState,
+        let reason = Generation.implausibility(of: record.generation, agreed: state.ledger[key]?.generation ?? 0)
+      {
+        remoteState = .malformed(reason: reason)
+      }
       if remote[key] == nil || state.budget.sizes[key] == nil {
         state.budget.record(key, storeValue: remote[key])
       }

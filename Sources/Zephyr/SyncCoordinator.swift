@@ -83,6 +83,7 @@ public final class SyncCoordinator: Sendable {
     self.store = store
     ledgerFile = LedgerFile(directory: configuration.ledgerDirectory, domainName: domain.name)
     state = Locked(EngineState.load(domain: domain, ledgerFile: ledgerFile, configuration: configuration))
+    settlePendingPulls()
     startObserving()
   }
 
@@ -292,6 +293,21 @@ public final class SyncCoordinator: Sendable {
     }
     if domain.containsAnyValue(forKey: KeyPolicy.legacySyncKey), state.mayWrite(.defaults(KeyPolicy.legacySyncKey)) {
       domain.remove(forKey: KeyPolicy.legacySyncKey)
+    }
+  }
+
+  /// Settles the pulls a crash left written ahead but maybe not applied, at launch, before
+  /// the app can edit: whether each `UserDefaults` write happened is read off the local
+  /// value now, while it is still either the value from before the pull or the pulled one.
+  private func settlePendingPulls() {
+    let pending = state.withLock { state in state.ledger.entries.filter { $0.value.pendingPull != nil }.map(\.key) }
+    guard !pending.isEmpty else { return }
+    perform { state in
+      let local = domain.persistentValues(of: Set(pending)).values
+      for key in pending {
+        state.setLedger(key, state.ledger[key]?.resolved(local: local[key]))
+      }
+      state.debug("settled \(pending.count) pull(s) interrupted before the last exit")
     }
   }
 

@@ -66,6 +66,17 @@ enum Generation {
   /// claiming more is absurd and refused, so `+ 1` can never overflow.
   static let maximum: UInt64 = 1 << 53
 
+  /// The largest step a record may take above the generation this device agreed on
+  /// (2^40). No device makes that many edits between two syncs; a record that claims to
+  /// is forged, and taking it would pin the key: nothing could ever be written above it.
+  static let maximumJump: UInt64 = 1 << 40
+
+  /// Why a record's generation is not believable next to the agreed one, or `nil`.
+  static func implausibility(of generation: UInt64, agreed: UInt64) -> String? {
+    generation > agreed + maximumJump
+      ? "generation \(generation) jumps more than 2^40 above the agreed \(agreed)" : nil
+  }
+
   /// `value + 1`, held at ``maximum``.
   static func next(after value: UInt64) -> UInt64 {
     min(value, maximum - 1) + 1

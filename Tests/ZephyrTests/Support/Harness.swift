@@ -9,12 +9,21 @@ import ZephyrTesting
 final class Harness {
   let cloud: SimulatedCloud
   let ledgerDirectory: URL
-  private let prefix = "zephyr-tests.\(UUID().uuidString.prefix(8))"
+  private let prefix: String
   private(set) var devices: [String: TestDevice] = [:]
 
-  init(limits: StoreLimits = .iCloud) {
+  /// - Parameters:
+  ///   - suitePrefix: Names the suites `<suitePrefix>.<device>` instead of after a fresh
+  ///     prefix. Foundation caches every suite a process opens and walks them all on each
+  ///     `synchronize()`, so tests that create thousands of harnesses reuse names from a
+  ///     ``SuitePool``.
+  ///   - ledgerRoot: Where the ledger folder goes; the temporary directory by default.
+  init(limits: StoreLimits = .iCloud, suitePrefix: String? = nil, ledgerRoot: URL? = nil) {
+    let unique = "zephyr-tests.\(UUID().uuidString.prefix(8))"
+    prefix = suitePrefix ?? unique
     cloud = SimulatedCloud(limits: limits)
-    ledgerDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(prefix, isDirectory: true)
+    ledgerDirectory = (ledgerRoot ?? FileManager.default.temporaryDirectory)
+      .appendingPathComponent(unique, isDirectory: true)
   }
 
   deinit {

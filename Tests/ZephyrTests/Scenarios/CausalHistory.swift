@@ -1,0 +1,273 @@
+import Foundation
+
+@testable import Zephyr
+
+/// A vector clock: per writer, how many of its writes are known.
+struct VectorClock: Hashable, Sendable, CustomStringConvertible {
+  var counters: [String: Int] = [:]
+
+  mutating func tick(_ node: String) {
+    counters[node, default: 0] += 1
+  }
+
+  mutating func merge(_ other: VectorClock) {
+    for (node, count) in other.counters where count > counters[node, default: 0] { counters[node] = count }
+  }
+
+  /// Whether `self` happened strictly before `other`.
+  func precedes(_ other: VectorClock) -> Bool {
+    self != other && counters.allSatisfy { node, count in count <= other.counters[node, default: 0] }
+  }
+
+  var description: String {
+    "{" + counters.keys.sorted().map { "\($0):\(counters[$0] ?? 0)" }.joined(separator: " ") + "}"
+  }
+}
+
+/// One write the scenario driver made: a value (carrying `id`) or a delete.
+struct TrackedWrite: Sendable, CustomStringConvertible {
+  var id: String
+  var key: String
+  /// `nil` for a delete.
+  var value: PropertyListValue?
+  var writer: String
+  var clock: VectorClock
+  /// Position in execution order, to tell writes made after the last account switch.
+  var order: Int
+  var account: String
+  /// Whether the write may overwrite an earlier one. A foreign removal never does
+  /// (absence is not a delete: a device holding the value pushes it again), and a foreign
+  /// write does only once a device has taken it: until then it exists on the server
+  /// alone, where any write in flight may overwrite it for good, as it would on iCloud.
+  /// A write made in another account never does (checks are in the default account),
+  /// nor one its device held or had not published (uploaded, or seen elsewhere) when it
+  /// switched accounts: the switch drops unsent writes and local history, and the new
+  /// account's values win conflicts (DESIGN §4). Nor does an edit made while the device
+  /// had no history for the key, which any record beats ("cloud history beats a
+  /// never-synced device").
+  var overwrites: Bool
+
+  var isDelete: Bool { value == nil }
+  var isForeign: Bool { writer == CausalHistory.foreignWriter }
+
+  var description: String {
+    "\(isDelete ? "delete" : "write") \(id) of \(key) by \(writer) in \(account) at step \(order) \(clock)"
+  }
+}
+
+/// An invariant a scenario broke.
+struct Violation: Sendable, Equatable, CustomStringConvertible {
+  enum Kind: String, Sendable {
+    case convergence, legitimacy, resurrection, quiet, stability
+    case inventedValue = "invented value"
+  }
+
+  var kind: Kind
+  /// The key it concerns, when it concerns one.
+  var key: String?
+  var message: String
+
+  init(kind: Kind, key: String? = nil, message: String) {
+    self.kind = kind
+    self.key = key
+    self.message = message
+  }
+
+  var description: String { "\(kind.rawValue): \(message)" }
+}
+
+/// What the driver knows about causality: every write with its vector clock, and each
+/// device's clock per key, which merges a write's clock when the device observes that
+/// write (its local value of the key becomes that write's state).
+///
+/// Causality is tracked per key, because Zephyr merges per key (DESIGN §4): a write of
+/// `theme` follows the writes of `theme` its device had seen, not a write of `font` that
+/// happened earlier on a device whose later `font` value it saw. Cross-key causal order
+/// is not something a per-key Lamport merge can keep, and DESIGN does not promise it.
+///
+/// Values carry their write's id (see ``WriteTag``), so an observed value names its
+/// write. A delete carries nothing; a pulled delete is named through the tombstone that
+/// brought it, which the driver maps to the delete when the deleting device pushes it.
+/// Where a delete cannot be named, nothing is merged: the clocks then under-approximate
+/// causality, which can only hide a violation, never invent one.
+struct CausalHistory {
+  static let foreignWriter = "foreign"
+  /// The account whose final state is checked.
+  static let checkedAccount = "default"
+
+  private(set) var writes: [String: TrackedWrite] = [:]
+  private(set) var writesByKey: [String: [TrackedWrite]] = [:]
+  /// Per device, per key.
+  private(set) var clocks: [String: [String: VectorClock]] = [:]
+  /// A tombstone's identity (key, generation, origin, date) → the delete it carries.
+  private var tombstones: [TombstoneID: String] = [:]
+
+  struct TombstoneID: Hashable {
+    var key: String
+    var generation: UInt64
+    var origin: String
+    var date: Date
+  }
+
+  /// Records a write by `writer` (a device, or ``foreignWriter``): its clock ticks first.
+  /// A foreign removal is recorded as a delete that overwrites nothing, so that it can
+  /// explain an absence.
+  @discardableResult
+  mutating func recordWrite(
+    id: String, key: String, value: PropertyListValue?, writer: String, order: Int, account: String
+  ) -> TrackedWrite {
+    clocks[writer, default: [:]][key, default: VectorClock()].tick(writer)
+    let write = TrackedWrite(
+      id: id, key: key, value: value, writer: writer, clock: clocks[writer]?[key] ?? VectorClock(), order: order,
+      account: account, overwrites: writer != Self.foreignWriter && account == Self.checkedAccount)
+    writes[id] = write
+    writesByKey[key, default: []].append(write)
+    return write
+  }
+
+  /// Per write, the imports of its value: when a device changes accounts, the values it
+  /// holds stay, and those the new account lacks are uploaded there (DESIGN §4), a new
+  /// write of an old value that follows what the device had seen, not what others did
+  /// since.
+  private(set) var imports: [String: [String]] = [:]
+
+  /// `device`, changing accounts, may upload the value of write `id` it holds as its own.
+  /// Such an import overwrites nothing (it happens only where the key is missing), but
+  /// the value is legitimate as long as one of its writes is.
+  mutating func recordImport(of id: String, by device: String, order: Int, account: String) {
+    guard let write = writes[id], let value = write.value else { return }
+    var copy = recordWrite(
+      id: "\(id)@\(device)\(order)", key: write.key, value: value, writer: device, order: order, account: account)
+    copy.overwrites = false
+    writes[copy.id] = copy
+    writesByKey[write.key] = writesByKey[write.key]?.map { $0.id == copy.id ? copy : $0 }
+    imports[id, default: []].append(copy.id)
+  }
+
+  /// Writes that left their device: uploaded, or seen by another device.
+  private(set) var published: Set<String> = []
+
+  mutating func publish(_ id: String) {
+    published.insert(id)
+  }
+
+  /// `device` now holds the state of write `id`.
+  mutating func observe(_ device: String, writeID id: String) {
+    guard let write = writes[id] else { return }
+    if device != write.writer { published.insert(id) }
+    clocks[device, default: [:]][write.key, default: VectorClock()].merge(write.clock)
+    if write.isForeign, !write.isDelete, !write.overwrites { setOverwrites(id, true) }
+  }
+
+  /// A write that may not overwrite after all (see ``TrackedWrite/overwrites``).
+  mutating func disarm(_ id: String) {
+    setOverwrites(id, false)
+  }
+
+  private mutating func setOverwrites(_ id: String, _ overwrites: Bool) {
+    guard var write = writes[id], write.overwrites != overwrites else { return }
+    write.overwrites = overwrites
+    writes[id] = write
+    writesByKey[write.key] = writesByKey[write.key]?.map { $0.id == id ? write : $0 }
+  }
+
+  mutating func nameTombstone(_ tombstone: TombstoneID, deleteID: String) {
+    if tombstones[tombstone] == nil { tombstones[tombstone] = deleteID }
+  }
+
+  func deleteID(of tombstone: TombstoneID) -> String? {
+    tombstones[tombstone]
+  }
+
+  func isNamed(_ tombstone: TombstoneID) -> Bool {
+    tombstones[tombstone] != nil
+  }
+
+  // MARK: Invariants
+
+  /// Checks a converged final state of `key` (`nil`: deleted or absent).
+  ///
+  /// - legitimacy: the final state is a write (or a delete) that no other write of the key
+  ///   causally follows; an absent key with writes needs a delete nobody overwrote;
+  /// - no resurrection: a delete that causally follows every other write of its key
+  ///   leaves the key deleted.
+  ///
+  /// Only writes that may overwrite (see ``TrackedWrite/overwrites``) count as overwriting.
+  func violations(key: String, final: PropertyListValue?) -> [Violation] {
+    let all = writesByKey[key] ?? []
+    let eligible = all.filter(\.overwrites)
+    func dominator(of write: TrackedWrite) -> TrackedWrite? {
+      eligible.first { $0.id != write.id && write.clock.precedes($0.clock) }
+    }
+    var found: [Violation] = []
+    let resurrected = eligible.first { delete in
+      delete.isDelete
+        && all.allSatisfy { $0.id == delete.id || $0.clock.precedes(delete.clock) || ($0.isForeign && $0.isDelete) }
+    }
+    if let final {
+      if let resurrected {
+        found.append(
+          Violation(
+            kind: .resurrection, key: key,
+            message: "\(key) holds \(final.logDescription) after \(resurrected), which follows every write of it"))
+      }
+      guard let id = WriteTag.id(in: final), let write = writes[id] else {
+        found.append(
+          Violation(kind: .inventedValue, key: key, message: "\(key) holds \(final.logDescription), which nobody wrote")
+        )
+        return found
+      }
+      if write.key != key || write.value != final {
+        found.append(
+          Violation(
+            kind: .inventedValue, key: key,
+            message: "\(key) holds \(final.logDescription), but \(write) wrote \(write.value?.logDescription ?? "-")"))
+      }
+      // The value may have come back under an account change, as a new write.
+      let identities = [write] + (imports[id] ?? []).compactMap { writes[$0] }
+      if resurrected == nil, identities.allSatisfy({ dominator(of: $0) != nil }), let later = dominator(of: write) {
+        found.append(Violation(kind: .legitimacy, key: key, message: "\(key) holds \(write), overwritten by \(later)"))
+      }
+      return found
+    }
+    guard !all.isEmpty else { return found }
+    let deletes = all.filter(\.isDelete)
+    if deletes.isEmpty {
+      found.append(Violation(kind: .legitimacy, key: key, message: "\(key) is absent, but nobody deleted it: \(all)"))
+    } else if deletes.allSatisfy({ dominator(of: $0) != nil }) {
+      let overwritten = deletes.map { "\($0) by \(dominator(of: $0).map(\.id) ?? "?")" }
+      found.append(
+        Violation(
+          kind: .legitimacy, key: key, message: "\(key) is deleted, but every delete was overwritten: \(overwritten)"))
+    }
+    return found
+  }
+}
+
+/// How the driver encodes a write's id into the values it writes, in three shapes so
+/// that dictionaries, strings and arrays all travel through the engine.
+enum WriteTag {
+  static func value(id: String, payload: PropertyListValue, shape: Int) -> PropertyListValue {
+    switch shape % 3 {
+    case 0: .dictionary(["w": .string(id), "p": payload])
+    case 1: .string("w:\(id):" + String(payload.logDescription.prefix(20)))
+    default: .array([.string("w:\(id)"), payload])
+    }
+  }
+
+  /// The write id a value carries, if any.
+  static func id(in value: PropertyListValue) -> String? {
+    switch value {
+    case .dictionary(let entries):
+      if case .string(let id)? = entries["w"] { return id }
+    case .string(let text):
+      let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+      if parts.count == 3, parts[0] == "w" { return String(parts[1]) }
+    case .array(let items):
+      if case .string(let text)? = items.first, text.hasPrefix("w:") { return String(text.dropFirst(2)) }
+    default:
+      break
+    }
+    return nil
+  }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import Testing
+
+@testable import Zephyr
+
+/// The checker checked: histories with a known answer, and scenarios in which a stand-in
+/// for a broken engine (a record written straight to the server) brings back an
+/// overwritten value or a deleted one. A checker that missed these would pass anything.
+struct InvariantCheckerTests {
+  // MARK: Clocks and histories
+
+  @Test func vectorClocksOrderOnlyWhatHappenedBefore() {
+    var a = VectorClock()
+    a.tick("A")
+    var b = a
+    b.tick("B")
+    var c = a
+    c.tick("C")
+    #expect(a.precedes(b) && a.precedes(c))
+    #expect(!b.precedes(c) && !c.precedes(b), "concurrent")
+    #expect(!a.precedes(a))
+    b.merge(c)
+    #expect(c.precedes(b))
+  }
+
+  @Test func overwrittenValueIsIllegitimateAndAConcurrentOneIsNot() {
+    var history = CausalHistory()
+    let first = history.recordWrite(
+      id: "A0", key: "k", value: .string("w:A0:x"), writer: "A", order: 0, account: "default")
+    history.observe("B", writeID: "A0")
+    let second = history.recordWrite(
+      id: "B1", key: "k", value: .string("w:B1:x"), writer: "B", order: 1, account: "default")
+    let concurrent = history.recordWrite(
+      id: "C2", key: "k", value: .string("w:C2:x"), writer: "C", order: 2, account: "default")
+    #expect(history.violations(key: "k", final: first.value).map(\.kind) == [.legitimacy])
+    #expect(history.violations(key: "k", final: second.value).isEmpty)
+    #expect(history.violations(key: "k", final: concurrent.value).isEmpty)
+    #expect(history.violations(key: "k", final: nil).map(\.kind) == [.legitimacy], "nobody deleted it")
+    history.disarm("B1")
+    history.disarm("C2")
+    #expect(
+      history.violations(key: "k", final: first.value).isEmpty,
+      "writes held across an account switch overwrite nothing")
+  }
+
+  @Test func deleteThatFollowsEveryWriteMustStay() {
+    var history = CausalHistory()
+    let first = history.recordWrite(
+      id: "A0", key: "k", value: .string("w:A0:x"), writer: "A", order: 0, account: "default")
+    history.observe("B", writeID: "A0")
+    history.recordWrite(id: "B1x", key: "k", value: nil, writer: "B", order: 1, account: "default")
+    #expect(history.violations(key: "k", final: first.value).map(\.kind) == [.resurrection])
+    #expect(history.violations(key: "k", final: nil).isEmpty)
+  }
+
+  @Test func causalityIsPerKey() {
+    var history = CausalHistory()
+    let old = history.recordWrite(
+      id: "A0", key: "k", value: .string("w:A0:x"), writer: "A", order: 0, account: "default")
+    history.recordWrite(id: "A1", key: "other", value: .string("w:A1:x"), writer: "A", order: 1, account: "default")
+    history.observe("B", writeID: "A1")
+    history.recordWrite(id: "B2", key: "k", value: .string("w:B2:x"), writer: "B", order: 2, account: "default")
+    #expect(
+      history.violations(key: "k", final: old.value).isEmpty,
+      "B saw A's later write of another key, never A0")
+  }
+
+  @Test func foreignWritesOverwriteOnlyOnceTakenAndForeignRemovalsNever() {
+    var history = CausalHistory()
+    let mine = history.recordWrite(
+      id: "A0", key: "k", value: .string("w:A0:x"), writer: "A", order: 0, account: "default")
+    history.observe(CausalHistory.foreignWriter, writeID: "A0")
+    let foreign = history.recordWrite(
+      id: "F1", key: "k", value: .string("w:F1:x"), writer: CausalHistory.foreignWriter, order: 1, account: "default")
+    #expect(history.violations(key: "k", final: mine.value).isEmpty, "lost on the server alone")
+    history.observe("B", writeID: "F1")
+    #expect(history.violations(key: "k", final: mine.value).map(\.kind) == [.legitimacy])
+    history.recordWrite(
+      id: "F2x", key: "k", value: nil, writer: CausalHistory.foreignWriter, order: 2, account: "default")
+    #expect(history.violations(key: "k", final: foreign.value).isEmpty, "absence is not a delete")
+    #expect(history.violations(key: "k", final: nil).isEmpty, "but it explains an absence")
+  }
+
+  @Test func valueNobodyWroteIsInvented() {
+    var history = CausalHistory()
+    history.recordWrite(id: "A0", key: "k", value: .string("w:A0:x"), writer: "A", order: 0, account: "default")
+    #expect(history.violations(key: "k", final: .string("made up")).map(\.kind) == [.inventedValue])
+    #expect(history.violations(key: "k", final: .string("w:A0:y")).map(\.kind) == [.inventedValue])
+  }
+
+  // MARK: End to end, against a stand-in for a broken engine
+
+  /// A writes, B takes A's value and then overwrites it (or deletes it); everyone agrees.
+  /// Then a record of A's old value at a high generation lands on the server, as an
+  /// engine that resurrects would write it.
+  private func brokenEngineScenario(bDeletes: Bool) -> Scenario {
+    let old = ScenarioRunner.value(id: "A0", seed: 7)
+    var steps: [ScenarioStep] = [.set("A", "theme", seed: 7), .sync("A"), .upload("A"), .download("B", notify: true)]
+    steps.append(bDeletes ? .remove("B", "theme") : .set("B", "theme", seed: 8))
+    steps += [.sync("B"), .upload("B"), .download("A", notify: true), .download("C", notify: true)]
+    steps.append(.tamper("theme", .array([.string("z1"), .integer(99), .string("A"), old])))
+    return Scenario(seed: 0, devices: ["A", "B", "C"], steps: steps)
+  }
+
+  @Test func scenarioWithoutTheBrokenWriteIsClean() {
+    for bDeletes in [false, true] {
+      var scenario = brokenEngineScenario(bDeletes: bDeletes)
+      scenario.steps.removeLast()
+      #expect(ScenarioRunner.run(scenario).violations.isEmpty)
+    }
+  }
+
+  @Test func overwrittenValueBroughtBackIsDetected() {
+    let violations = ScenarioRunner.run(brokenEngineScenario(bDeletes: false)).violations
+    #expect(violations.map(\.kind) == [.legitimacy], "\(violations)")
+  }
+
+  @Test func resurrectedDeleteIsDetected() {
+    let violations = ScenarioRunner.run(brokenEngineScenario(bDeletes: true)).violations
+    #expect(violations.map(\.kind) == [.resurrection], "\(violations)")
+  }
+
+  @Test func inventedValueIsDetected() {
+    var scenario = brokenEngineScenario(bDeletes: false)
+    scenario.steps[scenario.steps.count - 1] = .tamper(
+      "theme", .array([.string("z1"), .integer(99), .string("A"), .string("nobody wrote this")]))
+    let kinds = Set(ScenarioRunner.run(scenario).violations.map(\.kind))
+    #expect(kinds == [.inventedValue])
+  }
+
+  @Test func shrinkerKeepsTheStepsThatMatter() {
+    var scenario = brokenEngineScenario(bDeletes: true)
+    scenario.steps.insert(
+      contentsOf: [.sync("C"), .upload("C"), .restart("A"), .event("B", keys: nil, initialSync: false)], at: 4)
+    let shrunk = ScenarioShrinker.shrink(scenario) { candidate in
+      ScenarioRunner.run(candidate).violations.contains { $0.kind == .resurrection }
+    }
+    #expect(shrunk.steps.count < scenario.steps.count)
+    #expect(shrunk.steps.contains(.remove("B", "theme")))
+    #expect(ScenarioRunner.run(shrunk).violations.contains { $0.kind == .resurrection })
+  }
+
+  /// Seed 1905, a false alarm of an earlier checker: A saw B's value in another account,
+  /// deleted it, came back with no history for the key and edited it. To the engine that
+  /// edit is a never-synced value, which B's record (uploaded when B came back) beats
+  /// ("cloud history beats a never-synced device"), so losing it is no violation.
+  @Test func editWithoutHistoryAfterAnAccountSwitchMayLoseToTheCloud() {
+    let scenario = Scenario(
+      seed: 1905, devices: ["A", "B"],
+      steps: [
+        .switchAccount("B", to: "work"),
+        .switchAccount("A", to: "work"),
+        .set("B", "k2", seed: 409865),
+        .sync("B"),
+        .upload("B"),
+        .download("A", notify: true),
+        .remove("A", "k2"),
+        .switchAccount("A", to: "default"),
+        .set("A", "k2", seed: 41520),
+      ])
+    #expect(ScenarioRunner.run(scenario).violations.isEmpty)
+  }
+
+  /// Seed 1004421, another false alarm of an earlier checker: A's value from the work
+  /// account comes back to the default account when B, who holds it, changes accounts
+  /// (local-only keys are uploaded). That upload is a new write B makes, which A's
+  /// delete did not follow, so the inbound conflict may take it.
+  @Test func valueBroughtBackByAnAccountChangeIsANewWrite() {
+    let scenario = Scenario(
+      seed: 1_004_421, devices: ["A", "B"],
+      steps: [
+        .switchAccount("A", to: "work"),
+        .set("A", "k2", seed: 782893),
+        .switchAccount("B", to: "work"),
+        .sync("A"),
+        .set("A", "k2", seed: 639103),
+        .upload("A"),
+        .set("B", "k2", seed: 712962),
+        .download("B", notify: true),
+        .switchAccount("A", to: "default"),
+        .remove("A", "k2"),
+      ])
+    #expect(ScenarioRunner.run(scenario).violations.isEmpty)
+  }
+
+  @Test func sameSeedReplaysTheSameScenario() {
+    #expect(Scenario.generate(seed: 42).steps == Scenario.generate(seed: 42).steps)
+    #expect(Scenario.generate(seed: 42).steps != Scenario.generate(seed: 43).steps)
+    let first = ScenarioRunner.run(Scenario.generate(seed: 42))
+    let second = ScenarioRunner.run(Scenario.generate(seed: 42))
+    #expect(first.violations == second.violations)
+    #expect(first.roundsToConverge == second.roundsToConverge)
+  }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+
+/// Runs scenarios and turns their violations into test issues: the seed, the violations
+/// and a shrunk step list with its decision log; violations that open engine bugs explain
+/// are recorded as known issues.
+enum ScenarioCheck {
+  /// Runs `scenario` and reports any violation.
+  @discardableResult
+  static func run(_ scenario: Scenario, extraRounds: Int = 1, sourceLocation: SourceLocation = #_sourceLocation)
+    -> ScenarioOutcome
+  {
+    let outcome = ScenarioRunner.run(scenario, extraRounds: extraRounds)
+    report(scenario, outcome, extraRounds: extraRounds, sourceLocation: sourceLocation)
+    return outcome
+  }
+
+  /// Records `outcome`'s violations, if any, after shrinking `scenario`.
+  static func report(
+    _ scenario: Scenario, _ outcome: ScenarioOutcome, extraRounds: Int = 1, sourceLocation: SourceLocation
+  ) {
+    guard let kind = outcome.violations.first?.kind else { return }
+    // A new bug must not shrink into a known one.
+    let new = KnownEngineBug.explaining(outcome) == nil
+    let shrunk = ScenarioShrinker.shrink(scenario) { candidate in
+      let replay = ScenarioRunner.run(candidate, extraRounds: extraRounds)
+      return replay.violations.contains { $0.kind == kind } && (!new || KnownEngineBug.explaining(replay) == nil)
+    }
+    let shrunkOutcome = ScenarioRunner.run(shrunk, verbose: true, extraRounds: extraRounds)
+    let text = ScenarioShrinker.report(
+      original: scenario, outcome: outcome, shrunk: shrunk, shrunkOutcome: shrunkOutcome)
+    if let known = KnownEngineBug.explaining(shrunkOutcome) {
+      withKnownIssue("open engine bug: \(known.joined(separator: "; "))", isIntermittent: true) {
+        Issue.record(Comment(rawValue: text), sourceLocation: sourceLocation)
+      }
+    } else {
+      Issue.record(Comment(rawValue: text), sourceLocation: sourceLocation)
+    }
+  }
+
+  /// For a regression test of an open bug: the scenario still breaks an invariant.
+  /// Recorded as a known issue while the bug is open; once it is fixed, the known issue
+  /// no longer occurs and the test fails, as a reminder to drop the `withKnownIssue`.
+  static func replay(_ scenario: Scenario, extraRounds: Int = 1) -> [Violation] {
+    ScenarioRunner.run(scenario, extraRounds: extraRounds).violations
+  }
+}

@@ -1,0 +1,172 @@
+import Foundation
+
+@testable import Zephyr
+
+/// One step of a generated scenario. Steps name devices and keys directly, and print as
+/// Swift source, so a shrunk failure can be pasted into a regression test as it is.
+enum ScenarioStep: Sendable, Equatable, CustomStringConvertible {
+  /// An operation a crash may interrupt.
+  enum Operation: Sendable, Equatable, CustomStringConvertible {
+    case sync
+    case syncKeys([String])
+    case download(notify: Bool)
+    case notify
+
+    var description: String {
+      switch self {
+      case .sync: ".sync"
+      case .syncKeys(let keys): ".syncKeys(\(keys))"
+      case .download(let notify): ".download(notify: \(notify))"
+      case .notify: ".notify"
+      }
+    }
+  }
+
+  /// The app writes a new value (payload from `seed`) to a monitored key.
+  case set(String, String, seed: UInt64)
+  /// The app removes a monitored key.
+  case remove(String, String)
+  /// `UserDefaults.didChangeNotification` for the device's suite, as Apple posts it;
+  /// then wait for the coalesced push.
+  case notify(String)
+  case sync(String)
+  case syncKeys(String, [String])
+  /// The device's pending store writes reach the server.
+  case upload(String)
+  /// Server → device cache, with its event or with the event dropped.
+  case download(String, notify: Bool)
+  /// An event posted again or out of order: names `keys` (`nil`: all) whatever changed.
+  case event(String, keys: [String]?, initialSync: Bool)
+  case switchAccount(String, to: String)
+  /// An app relaunch: a new coordinator over the same suite, store and ledger.
+  case restart(String)
+  /// A foreign writer (an old app version) replaces the default account's server value.
+  case foreignWrite(String, seed: UInt64)
+  /// A foreign writer removes the server value.
+  case foreignRemove(String)
+  /// The operation crashes before its `before`-th write; the device then restarts.
+  case crash(String, before: Int, during: Operation)
+  /// Writes `value` straight to the server as no tracked writer: a stand-in for a broken
+  /// engine, for the tests that check the checker. Never generated.
+  case tamper(String, PropertyListValue)
+
+  var description: String {
+    switch self {
+    case .set(let device, let key, let seed): ".set(\"\(device)\", \"\(key)\", seed: \(seed))"
+    case .remove(let device, let key): ".remove(\"\(device)\", \"\(key)\")"
+    case .notify(let device): ".notify(\"\(device)\")"
+    case .sync(let device): ".sync(\"\(device)\")"
+    case .syncKeys(let device, let keys): ".syncKeys(\"\(device)\", \(keys))"
+    case .upload(let device): ".upload(\"\(device)\")"
+    case .download(let device, let notify): ".download(\"\(device)\", notify: \(notify))"
+    case .event(let device, let keys, let initial):
+      ".event(\"\(device)\", keys: \(keys.map { "\($0)" } ?? "nil"), initialSync: \(initial))"
+    case .switchAccount(let device, let account): ".switchAccount(\"\(device)\", to: \"\(account)\")"
+    case .restart(let device): ".restart(\"\(device)\")"
+    case .foreignWrite(let key, let seed): ".foreignWrite(\"\(key)\", seed: \(seed))"
+    case .foreignRemove(let key): ".foreignRemove(\"\(key)\")"
+    case .crash(let device, let before, let operation):
+      ".crash(\"\(device)\", before: \(before), during: \(operation))"
+    case .tamper(let key, let value): ".tamper(\"\(key)\", \(value))"
+    }
+  }
+
+  /// The device whose local state the step may change, if any.
+  var device: String? {
+    switch self {
+    case .set(let device, _, _), .remove(let device, _), .notify(let device), .sync(let device),
+      .syncKeys(let device, _), .download(let device, _), .event(let device, _, _),
+      .switchAccount(let device, _), .restart(let device), .crash(let device, _, _):
+      device
+    case .upload, .foreignWrite, .foreignRemove, .tamper:
+      nil
+    }
+  }
+}
+
+/// A generated scenario: devices, keys, and the steps to run, in order.
+struct Scenario: Sendable, CustomStringConvertible {
+  static let keys = ["theme", "com.example.size", "k2", "ünï", "n"]
+  static let otherAccount = "work"
+
+  /// Which step kinds a scenario draws from.
+  struct Flavor: Sendable, Equatable {
+    var accountSwitches = false
+    var crashes = false
+    var foreignWrites = true
+  }
+
+  var seed: UInt64
+  var devices: [String]
+  var keys: [String] = Scenario.keys
+  var steps: [ScenarioStep]
+
+  var description: String {
+    "Scenario(seed: \(seed), devices: \(devices), steps: [\n"
+      + steps.map { "  \($0)," }.joined(separator: "\n") + "\n])"
+  }
+
+  /// The scenario that seed `seed` generates: 3–5 devices and `stepCount` steps (by
+  /// default 50–150), in the given flavor (by default one derived from the seed).
+  static func generate(seed: UInt64, stepCount: Int? = nil, flavor: Flavor? = nil) -> Scenario {
+    var random = SeededGenerator(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1)
+    let flavor = flavor ?? Flavor(accountSwitches: seed % 4 == 1, crashes: seed % 3 == 2, foreignWrites: seed % 5 != 0)
+    let devices = Array(["A", "B", "C", "D", "E"].prefix(Int.random(in: 3...5, using: &random)))
+    let count = stepCount ?? Int.random(in: 50...150, using: &random)
+    var accounts = Dictionary(uniqueKeysWithValues: devices.map { ($0, SimulatedAccount.default) })
+    var steps: [ScenarioStep] = []
+    let keys = Scenario.keys
+    func someKeys() -> [String] {
+      keys.filter { _ in Bool.random(using: &random) }
+    }
+    while steps.count < count {
+      let device = devices.randomElement(using: &random) ?? "A"
+      let key = keys.randomElement(using: &random) ?? "theme"
+      let roll = Int.random(in: 0..<100, using: &random)
+      switch roll {
+      case 0..<24: steps.append(.set(device, key, seed: random.next() % 1_000_000))
+      case 24..<32: steps.append(.remove(device, key))
+      case 32..<39: steps.append(.notify(device))
+      case 39..<50: steps.append(.sync(device))
+      case 50..<55: steps.append(.syncKeys(device, someKeys()))
+      case 55..<69: steps.append(.upload(device))
+      case 69..<83: steps.append(.download(device, notify: Int.random(in: 0..<4, using: &random) > 0))
+      case 83..<89:
+        let keys = Bool.random(using: &random) ? someKeys() : nil
+        steps.append(.event(device, keys: keys, initialSync: Int.random(in: 0..<5, using: &random) == 0))
+      case 89..<92: steps.append(.restart(device))
+      case 92..<95 where flavor.foreignWrites:
+        if roll == 94 {
+          steps.append(.foreignRemove(key))
+        } else {
+          steps.append(.foreignWrite(key, seed: random.next() % 1_000_000))
+        }
+      case 95..<98 where flavor.accountSwitches:
+        let target = accounts[device] == .default ? SimulatedAccount.other : .default
+        accounts[device] = target
+        steps.append(.switchAccount(device, to: target.name))
+      case 98..<100 where flavor.crashes:
+        let operation: ScenarioStep.Operation =
+          switch Int.random(in: 0..<4, using: &random) {
+          case 0: .syncKeys(someKeys())
+          case 1: .download(notify: true)
+          case 2: .notify
+          default: .sync
+          }
+        steps.append(.crash(device, before: Int.random(in: 1...6, using: &random), during: operation))
+      default:
+        steps.append(.sync(device))
+      }
+    }
+    return Scenario(seed: seed, devices: devices, steps: steps)
+  }
+}
+
+/// The two accounts scenarios switch between.
+enum SimulatedAccount: Equatable {
+  case `default`, other
+
+  var name: String {
+    self == .default ? "default" : Scenario.otherAccount
+  }
+}
