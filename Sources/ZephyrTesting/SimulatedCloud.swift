@@ -234,23 +234,27 @@ public final class SimulatedDevice: KeyValueSyncStore {
   private func write(_ value: PropertyListValue?, forKey key: String) {
     let size = value.map { key.utf8.count + SimulatedCloud.binaryPlistSize(of: $0) } ?? 0
     let violation: (ExternalChange, [@Sendable (ExternalChange) -> Void])? = cloud.withLock { state in
-      guard var device = state.devices[name] else { return nil }
-      defer { state.devices[name] = device }
-      guard key.utf8.count <= limits.maximumKeyBytes else {
-        device.statistics.keyLengthExceptions += 1
+      let sequence = state.nextSequence
+      var written = false
+      let violation = state.withDevice(name) { device -> (ExternalChange, [@Sendable (ExternalChange) -> Void])? in
+        guard key.utf8.count <= limits.maximumKeyBytes else {
+          device.statistics.keyLengthExceptions += 1
+          return nil
+        }
+        let total = device.totalBytes - (device.sizes[key] ?? 0) + size
+        let count = device.cache.count + (device.cache[key] == nil && value != nil ? 1 : 0)
+        if value != nil, total > limits.maximumTotalBytes || count > limits.maximumKeyCount {
+          device.statistics.quotaViolations += 1
+          return (ExternalChange(reason: .quotaViolation, keys: [key]), Array(device.observers.values))
+        }
+        device.store(value, forKey: key, size: size)
+        device.pending.append(PendingWrite(sequence: sequence, key: key, value: value))
+        device.statistics.writes += 1
+        written = true
         return nil
       }
-      let total = device.totalBytes - (device.sizes[key] ?? 0) + size
-      let count = device.cache.count + (device.cache[key] == nil && value != nil ? 1 : 0)
-      if value != nil, total > limits.maximumTotalBytes || count > limits.maximumKeyCount {
-        device.statistics.quotaViolations += 1
-        return (ExternalChange(reason: .quotaViolation, keys: [key]), Array(device.observers.values))
-      }
-      device.store(value, forKey: key, size: size)
-      device.pending.append(PendingWrite(sequence: state.nextSequence, key: key, value: value))
-      state.nextSequence += 1
-      device.statistics.writes += 1
-      return nil
+      if written { state.nextSequence += 1 }
+      return violation ?? nil
     }
     if let (change, observers) = violation {
       for observer in observers { observer(change) }
@@ -298,6 +302,14 @@ struct CloudState {
   var devices: [String: DeviceState] = [:]
   var nextSequence: UInt64 = 0
 
+  /// Runs `body` on a device's state in place. Taken out of the dictionary while it runs,
+  /// so that changing it copies none of its (large) caches.
+  mutating func withDevice<Result>(_ name: String, _ body: (inout DeviceState) -> Result) -> Result? {
+    guard var device = devices.removeValue(forKey: name) else { return nil }
+    defer { devices[name] = device }
+    return body(&device)
+  }
+
   mutating func upload(from name: String?) {
     var writes: [(account: String, write: PendingWrite)] = []
     for (deviceName, device) in devices where name == nil || deviceName == name {
@@ -311,7 +323,7 @@ struct CloudState {
 
   /// Returns the keys whose cached value changed, sorted.
   mutating func download(to name: String) -> [String] {
-    guard var device = devices[name] else { return [] }
+    guard var device = devices.removeValue(forKey: name) else { return [] }
     let server = servers[device.account] ?? [:]
     let unsent = Set(device.pending.map(\.key))
     var changed: [String] = []
@@ -326,7 +338,7 @@ struct CloudState {
   }
 
   mutating func switchAccount(of name: String, to account: String, limits: StoreLimits) -> [String] {
-    guard var device = devices[name] else { return [] }
+    guard var device = devices.removeValue(forKey: name) else { return [] }
     let before = device.cache
     device.account = account
     device.pending = []
