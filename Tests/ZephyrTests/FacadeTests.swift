@@ -38,6 +38,13 @@ struct FacadeTests {
     #expect(Set(a.store.cachedValues.keys) == ["theme", "font", "size"])
   }
 
+  @Test func standardDomainIsNamedAfterTheBundleOrTheProcess() {
+    let domain = UserDefaultsDomain(defaults: .standard, suiteName: nil)
+    #expect(domain.name == (Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName))
+    #expect(!domain.name.isEmpty)
+    #expect(UserDefaultsDomain(defaults: .standard, suiteName: "group.example").name == "group.example")
+  }
+
   @Test func setUserDefaultsSuiteKeepsStoreConfigurationAndMonitoredKeys() throws {
     let harness = Harness()
     let a = harness.device("A", monitored: ["theme"])
