@@ -154,6 +154,7 @@ struct EngineState {
     snapshot.largestKeys = budget.largest(5)
     snapshot.overheadBytes = budget.totalOverhead
     snapshot.isSignedIn = isSignedIn
+    snapshot.monitoredKeys = monitoredKeys
     return snapshot
   }
 

@@ -171,7 +171,6 @@ public final class SyncCoordinator: Sendable {
   public func addKeysToBeMonitored(keys: [String]) {
     perform { state in
       state.monitoredKeys.formUnion(admit(keys, &state))
-      state.status.monitoredKeys = state.monitoredKeys
     }
   }
 
@@ -185,7 +184,6 @@ public final class SyncCoordinator: Sendable {
   public func removeKeysFromBeingMonitored(keys: [String]) {
     perform { state in
       state.monitoredKeys.subtract(keys)
-      state.status.monitoredKeys = state.monitoredKeys
     }
   }
 
