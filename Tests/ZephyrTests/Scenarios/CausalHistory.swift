@@ -40,9 +40,9 @@ struct TrackedWrite: Sendable, CustomStringConvertible {
   /// write does only once a device has taken it: until then it exists on the server
   /// alone, where any write in flight may overwrite it for good, as it would on iCloud.
   /// A write made in another account never does (checks are in the default account),
-  /// nor one its device held or had not published (uploaded, or seen elsewhere) when it
-  /// switched accounts: the switch drops unsent writes and local history, and the new
-  /// account's values win conflicts (DESIGN §4). Nor does an edit made while the device
+  /// nor one its device held, or that no other device had held, when it switched
+  /// accounts: the switch drops unsent writes and resets the ledger that alone defends
+  /// such a write, and the new account's values win conflicts (DESIGN §4). Nor does an edit made while the device
   /// had no history for the key, which any record beats ("cloud history beats a
   /// never-synced device").
   var overwrites: Bool
@@ -116,7 +116,7 @@ struct CausalHistory {
   mutating func recordWrite(
     id: String, key: String, value: PropertyListValue?, writer: String, order: Int, account: String
   ) -> TrackedWrite {
-    clocks[writer, default: [:]][key, default: VectorClock()].tick(writer)
+    clocks[writer, default: [:]][key, default: VectorClock()].tick(node(of: writer))
     let write = TrackedWrite(
       id: id, key: key, value: value, writer: writer, clock: clocks[writer]?[key] ?? VectorClock(), order: order,
       account: account, overwrites: writer != Self.foreignWriter && account == Self.checkedAccount)
@@ -125,10 +125,27 @@ struct CausalHistory {
     return write
   }
 
+  /// How many times each device forgot what it knew (see ``forget(_:)``).
+  private var epochs: [String: Int] = [:]
+
+  /// The clock entry a device's writes tick: a new one after each time it forgot, so
+  /// that its counter can start again without two writes sharing a clock.
+  private func node(of device: String) -> String {
+    epochs[device].map { "\(device)'\($0)" } ?? device
+  }
+
+  /// `device` changed accounts: its ledger was reset, so the engine knows nothing of
+  /// what the device had seen, nor of its own earlier writes. The values it holds stay,
+  /// as values with no history; what it writes from now on follows only what it sees
+  /// from now on.
+  mutating func forget(_ device: String) {
+    clocks[device] = [:]
+    epochs[device, default: 0] += 1
+  }
+
   /// Per write, the imports of its value: when a device changes accounts, the values it
   /// holds stay, and those the new account lacks are uploaded there (DESIGN §4), a new
-  /// write of an old value that follows what the device had seen, not what others did
-  /// since.
+  /// write of an old value, made with no history.
   private(set) var imports: [String: [String]] = [:]
 
   /// `device`, changing accounts, may upload the value of write `id` it holds as its own.
@@ -144,17 +161,15 @@ struct CausalHistory {
     imports[id, default: []].append(copy.id)
   }
 
-  /// Writes that left their device: uploaded, or seen by another device.
-  private(set) var published: Set<String> = []
-
-  mutating func publish(_ id: String) {
-    published.insert(id)
-  }
+  /// Writes another device has held. A write only its writer has held is defended only
+  /// by its writer's ledger (which pushes it again when the store's last-writer-wins
+  /// loses it), so an account change, which resets that ledger, may lose it.
+  private(set) var seenElsewhere: Set<String> = []
 
   /// `device` now holds the state of write `id`.
   mutating func observe(_ device: String, writeID id: String) {
     guard let write = writes[id] else { return }
-    if device != write.writer { published.insert(id) }
+    if device != write.writer { seenElsewhere.insert(id) }
     clocks[device, default: [:]][write.key, default: VectorClock()].merge(write.clock)
     if write.isForeign, !write.isDelete, !write.overwrites { setOverwrites(id, true) }
   }

@@ -183,6 +183,56 @@ struct InvariantCheckerTests {
     #expect(ScenarioRunner.run(scenario).violations.isEmpty)
   }
 
+  /// Seed 2025901, a third false alarm: C's C7 reached the server, then a stale
+  /// republish of C0 from D overwrote it there. Only C, which had seen nothing but its own
+  /// C7 replaced by a newer local edit, could have pushed it again, and C then changed
+  /// accounts, which resets its ledger and drops the edit: nobody defends C7 any more.
+  @Test func writeOnlyItsWriterHeldMayBeLostToAnAccountChange() {
+    let scenario = Scenario(
+      seed: 2_025_901, devices: ["A", "C", "D"],
+      steps: [
+        .set("C", "com.example.size", seed: 986916),
+        .notify("C"),
+        .set("A", "com.example.size", seed: 368655),
+        .upload("C"),
+        .sync("A"),
+        .download("D", notify: true),
+        .upload("A"),
+        .set("C", "com.example.size", seed: 851317),
+        .download("D", notify: false),
+        .download("C", notify: true),
+        .set("C", "com.example.size", seed: 258492),
+        .upload("C"),
+        .sync("D"),
+        .switchAccount("C", to: "work"),
+        .upload("D"),
+      ])
+    #expect(ScenarioRunner.run(scenario).violations.isEmpty)
+  }
+
+  /// Seed 3017413: an account change (here a sign-in again to the same account) resets
+  /// the ledger. D then takes A1 from the store over its own D0, which it no longer
+  /// knows it wrote, and edits on top of A1; the edit loses a conflict to C2, and D0, the
+  /// highest of the g1 records, comes back. To the engine D's edit followed A1 only.
+  @Test func accountChangeForgetsWhatTheDeviceHadSeen() {
+    let scenario = Scenario(
+      seed: 3_017_413, devices: ["A", "C", "D", "E"],
+      steps: [
+        .set("D", "ünï", seed: 801766),
+        .set("A", "ünï", seed: 736423),
+        .set("C", "ünï", seed: 73148),
+        .syncKeys("C", ["theme", "k2", "ünï"]),
+        .sync("D"),
+        .upload("D"),
+        .event("A", keys: nil, initialSync: true),
+        .download("E", notify: true),
+        .upload("A"),
+        .switchAccount("D", to: "default"),
+        .set("D", "ünï", seed: 309615),
+      ])
+    #expect(ScenarioRunner.run(scenario).violations.isEmpty)
+  }
+
   @Test func sameSeedReplaysTheSameScenario() {
     #expect(Scenario.generate(seed: 42).steps == Scenario.generate(seed: 42).steps)
     #expect(Scenario.generate(seed: 42).steps != Scenario.generate(seed: 43).steps)

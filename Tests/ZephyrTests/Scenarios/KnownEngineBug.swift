@@ -16,7 +16,7 @@ struct KnownEngineBug: Sendable {
     // ScenarioRegressionTests/editOfAForeignValueIsNotUndoneByADeviceWithMoreHistory()
     KnownEngineBug(name: "foreign value read at a device-relative generation") { violation, facts in
       [.legitimacy, .resurrection].contains(violation.kind) && facts.foreignWrite
-    },
+    }
   ]
 
   /// The open bugs that explain every violation of `outcome`, or `nil` when one is new.

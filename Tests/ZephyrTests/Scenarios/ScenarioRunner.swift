@@ -10,8 +10,9 @@ import ZephyrTesting
 /// Account switches: a device switched away comes back to the default account before
 /// the final rounds, and everything is checked in the default account. An account
 /// change drops unsent writes, resets history, lets the new account's values win and
-/// uploads local-only values, so writes made in another account, writes a device held or
-/// had not published when it switched, and edits made without history, do not count as
+/// uploads local-only values, so writes made in another account, writes a device held
+/// when it switched or that no other device had held, and edits made without history,
+/// do not count as
 /// overwriting an older write (see ``TrackedWrite/overwrites``); a value a device holds
 /// across a switch may come back as a new write (``CausalHistory/recordImport(of:by:order:account:)``).
 final class ScenarioRunner {
@@ -26,10 +27,6 @@ final class ScenarioRunner {
   /// The write whose state each device's local value is.
   private var localWrite: [String: [String: String]] = [:]
   private var accounts: [String: String] = [:]
-  /// Per device, the writes it pushed that have not been uploaded yet (then published).
-  private var unsent: [String: Set<String>] = [:]
-  /// Each device's store cache as last observed.
-  private var caches: [String: [String: PropertyListValue]] = [:]
   private var outcome = ScenarioOutcome()
   private let verbose: Bool
   private let extraRounds: Int
@@ -146,18 +143,16 @@ final class ScenarioRunner {
       device(name).coordinator.sync(keys: keys)
     case .upload(let name):
       harness.cloud.upload(from: name)
-      for id in unsent[name] ?? [] { history.publish(id) }
-      unsent[name] = []
     case .download(let name, let notify):
       harness.cloud.download(to: name, notify: notify)
     case .event(let name, let keys, let initialSync):
       harness.cloud.post(ExternalChange(reason: initialSync ? .initialSync : .serverChange, keys: keys), to: name)
     case .switchAccount(let name, let account):
       for id in (localWrite[name] ?? [:]).values { history.disarm(id) }
-      for write in history.writes.values where write.writer == name && !history.published.contains(write.id) {
+      for write in history.writes.values where write.writer == name && !history.seenElsewhere.contains(write.id) {
         history.disarm(write.id)
       }
-      unsent[name] = []
+      history.forget(name)
       for key in scenario.keys {
         guard let id = localWrite[name]?[key] else { continue }
         history.recordImport(of: id, by: name, order: index, account: account)
@@ -282,19 +277,6 @@ final class ScenarioRunner {
       else { continue }
       history.nameTombstone(tombstone, deleteID: id)
     }
-    // Records the device pushed since the last look: unsent until its next upload.
-    for key in scenario.keys where cache[key] != caches[name]?[key] {
-      guard case .record(let record) = RemoteState(storeValue: cache[key]), record.origin == name else { continue }
-      let id: String?
-      switch record.content {
-      case .value(let value): id = WriteTag.id(in: value)
-      case .deleted(let date):
-        id = history.deleteID(
-          of: CausalHistory.TombstoneID(key: key, generation: record.generation, origin: name, date: date))
-      }
-      if let id { unsent[name, default: []].insert(id) }
-    }
-    caches[name] = cache
   }
 
   private static func tombstone(_ key: String, in values: [String: PropertyListValue]) -> CausalHistory.TombstoneID? {
