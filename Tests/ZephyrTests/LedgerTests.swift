@@ -70,8 +70,10 @@ struct LedgerTests {
     }
     #expect(try Data(contentsOf: url).count < 70 * 40, "compacted: the file stays small")
     a.restart()
-    #expect(a.coordinator.state.withLock { $0.ledger["theme"] } == LedgerEntry(
-      generation: 100, agreed: .value(PropertyListValue.string("v99").fingerprint), origin: "A"))
+    #expect(
+      a.coordinator.state.withLock { $0.ledger["theme"] }
+        == LedgerEntry(
+          generation: 100, agreed: .value(PropertyListValue.string("v99").fingerprint), origin: "A"))
   }
 
   @Test func tornAppendKeepsOlderHistoryAndConverges() throws {

@@ -77,7 +77,9 @@ struct PropertyListValueTests {
   }
 
   @Test func bridgesOptionalBoxesAndFoundationTypes() {
-    let boxed: Any = [Optional<Any>.some(1), Optional<Any>.some(["a": Optional<Any>.some(true)] as [AnyHashable: Any?])]
+    let boxed: Any = [
+      Optional<Any>.some(1), Optional<Any>.some(["a": Optional<Any>.some(true)] as [AnyHashable: Any?]),
+    ]
     #expect(PropertyListValue(bridging: boxed) == .array([.integer(1), .dictionary(["a": .bool(true)])]))
     #expect(PropertyListValue(bridging: NSNumber(value: true)) == .bool(true))
     #expect(PropertyListValue(bridging: NSNumber(value: 2.5)) == .double(2.5))

@@ -179,7 +179,10 @@ struct ReconcilerTests {
   }
 
   @Test func resolverIsNotAskedWithoutAConflict() {
-    let resolver: ConflictResolver = { _ in Issue.record("resolver called"); return .keepLocal }
+    let resolver: ConflictResolver = { _ in
+      Issue.record("resolver called")
+      return .keepLocal
+    }
     let action = Reconciler.decide(
       key: "k", local: Self.old, remote: Self.record(5, Self.other), ledger: Self.agreed(3, Self.old),
       policy: .preferLocal, resolver: resolver)

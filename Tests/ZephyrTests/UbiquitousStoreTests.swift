@@ -55,20 +55,40 @@ struct UbiquitousStoreTests {
 
   static var events: [(String, [AnyHashable: Any]?, ExternalChange)] {
     [
-    ("server change", ["NSUbiquitousKeyValueStoreChangeReasonKey": NSNumber(value: 0),
-      "NSUbiquitousKeyValueStoreChangedKeysKey": ["a", "b"]], ExternalChange(reason: .serverChange, keys: ["a", "b"])),
-    ("initial sync", ["NSUbiquitousKeyValueStoreChangeReasonKey": 1], ExternalChange(reason: .initialSync, keys: nil)),
-    ("quota", ["NSUbiquitousKeyValueStoreChangeReasonKey": 2], ExternalChange(reason: .quotaViolation, keys: nil)),
-    ("account", ["NSUbiquitousKeyValueStoreChangeReasonKey": NSNumber(value: 3),
-      "NSUbiquitousKeyValueStoreChangedKeysKey": ["a"]], ExternalChange(reason: .accountChange, keys: ["a"])),
-    ("unknown reason", ["NSUbiquitousKeyValueStoreChangeReasonKey": 99], ExternalChange(reason: .serverChange, keys: nil)),
-    ("garbage keys", ["NSUbiquitousKeyValueStoreChangeReasonKey": "x", "NSUbiquitousKeyValueStoreChangedKeysKey": 5],
-      ExternalChange(reason: .serverChange, keys: nil)),
-    ("no user info", nil, ExternalChange(reason: .serverChange, keys: nil)),
+      (
+        "server change",
+        [
+          "NSUbiquitousKeyValueStoreChangeReasonKey": NSNumber(value: 0),
+          "NSUbiquitousKeyValueStoreChangedKeysKey": ["a", "b"],
+        ], ExternalChange(reason: .serverChange, keys: ["a", "b"])
+      ),
+      (
+        "initial sync", ["NSUbiquitousKeyValueStoreChangeReasonKey": 1], ExternalChange(reason: .initialSync, keys: nil)
+      ),
+      ("quota", ["NSUbiquitousKeyValueStoreChangeReasonKey": 2], ExternalChange(reason: .quotaViolation, keys: nil)),
+      (
+        "account",
+        [
+          "NSUbiquitousKeyValueStoreChangeReasonKey": NSNumber(value: 3),
+          "NSUbiquitousKeyValueStoreChangedKeysKey": ["a"],
+        ], ExternalChange(reason: .accountChange, keys: ["a"])
+      ),
+      (
+        "unknown reason", ["NSUbiquitousKeyValueStoreChangeReasonKey": 99],
+        ExternalChange(reason: .serverChange, keys: nil)
+      ),
+      (
+        "garbage keys",
+        ["NSUbiquitousKeyValueStoreChangeReasonKey": "x", "NSUbiquitousKeyValueStoreChangedKeysKey": 5],
+        ExternalChange(reason: .serverChange, keys: nil)
+      ),
+      ("no user info", nil, ExternalChange(reason: .serverChange, keys: nil)),
     ]
   }
 
-  @Test(arguments: ["server change", "initial sync", "quota", "account", "unknown reason", "garbage keys", "no user info"])
+  @Test(arguments: [
+    "server change", "initial sync", "quota", "account", "unknown reason", "garbage keys", "no user info",
+  ])
   func turnsNotificationsIntoChanges(_ name: String) throws {
     let event = try #require(Self.events.first { $0.0 == name })
     let fake = FakeUbiquitousStore()

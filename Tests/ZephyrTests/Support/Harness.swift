@@ -177,7 +177,9 @@ final class NotificationRecorder: Sendable {
         forName: Zephyr.keysDidChangeOnCloudNotification, object: coordinator, queue: nil
       ) { note in
         let keys = note.userInfo?[Zephyr.changedKeysUserInfoKey] as? [String] ?? []
-        posts.withLock { $0.append(Post(keys: keys, onMainQueue: DispatchQueue.getSpecific(key: mainQueueKey) == true)) }
+        posts.withLock {
+          $0.append(Post(keys: keys, onMainQueue: DispatchQueue.getSpecific(key: mainQueueKey) == true))
+        }
       }
     }
   }
