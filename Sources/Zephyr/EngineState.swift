@@ -44,8 +44,16 @@ struct EngineState {
     -> EngineState
   {
     let deviceID: String
-    if let configured = configuration.deviceID {
+    var rejectedID: String?
+    if let configured = configuration.deviceID, !configured.isEmpty,
+      configured.count <= SyncRecord.maximumOriginLength
+    {
       deviceID = configured
+    } else if let configured = configuration.deviceID {
+      // Records written under it would not decode on other devices: use a generated id.
+      rejectedID = configured
+      deviceID = domain.bookkeepingString(forKey: deviceIDKey) ?? randomID(length: 6)
+      domain.setBookkeepingString(deviceID, forKey: deviceIDKey)
     } else if let stored = domain.bookkeepingString(forKey: deviceIDKey), !stored.isEmpty {
       deviceID = stored
     } else {
@@ -54,6 +62,11 @@ struct EngineState {
     }
 
     var status = SyncStatus(limits: configuration.limits)
+    if let rejectedID {
+      status.notes.append(
+        "deviceID \"\(rejectedID.prefix(80))\" must be 1 to \(SyncRecord.maximumOriginLength) characters: using \(deviceID)"
+      )
+    }
     var ledger: Ledger
     var records = 0
     if let epoch = domain.bookkeepingString(forKey: ledgerIDKey), !epoch.isEmpty {

@@ -16,7 +16,9 @@ public struct SyncConfiguration: Sendable {
   ///
   /// Two writes of one key at the same generation are ordered by this id, so every device
   /// picks the same winner (see <doc:MergeSemantics>). Give each device its own id; tests
-  /// set one for readable logs and predictable ties.
+  /// set one for readable logs and predictable ties. An empty id, or one longer than 64
+  /// characters, is not used: a generated one takes its place and ``SyncStatus/notes``
+  /// says so.
   public var deviceID: String?
 
   /// Whether every decision is logged (`push theme g7 (local edit)`). Warnings, such as

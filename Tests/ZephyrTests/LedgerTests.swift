@@ -158,6 +158,17 @@ struct LedgerTests {
     #expect(a.coordinator.status.notes.contains { $0.contains("domain was reset") })
   }
 
+  @Test(arguments: ["", String(repeating: "x", count: 65)])
+  func unusableDeviceIDIsReplacedAndReported(_ configured: String) {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"]) { $0.deviceID = configured }
+    #expect(a.coordinator.deviceID.count == 6)
+    #expect(a.coordinator.status.notes.contains { $0.hasPrefix("deviceID") })
+    a.set(.string("dusk"), "theme")
+    a.coordinator.sync()
+    #expect(a.record("theme")?.origin == a.coordinator.deviceID, "its records decode")
+  }
+
   @Test func deviceIDIsGeneratedOncePerDomain() {
     let harness = Harness()
     let a = harness.device("A", monitored: ["theme"]) { $0.deviceID = nil }
