@@ -6,6 +6,28 @@ struct LedgerEntry: Sendable, Equatable {
   enum Agreed: Sendable, Equatable {
     case value(Fingerprint)
     case deleted
+
+    /// The state of a local value; `nil` is a delete.
+    init(_ value: PropertyListValue?) {
+      self = value.map { .value($0.fingerprint) } ?? .deleted
+    }
+
+    /// The state record content carries.
+    init(_ content: SyncRecord.Content) {
+      switch content {
+      case .value(let value): self = .value(value.fingerprint)
+      case .deleted: self = .deleted
+      }
+    }
+
+    /// The fingerprint, deletes as 0: the tie-break between two different states written
+    /// under one stamp (only a crash or a foreign writer can).
+    var rawFingerprint: UInt64 {
+      switch self {
+      case .value(let fingerprint): fingerprint.rawValue
+      case .deleted: 0
+      }
+    }
   }
 
   /// The generation of the agreed state.
@@ -63,27 +85,12 @@ struct LedgerEntry: Sendable, Equatable {
 
   /// Whether a local value (or its absence) is the agreed state.
   func agrees(with local: PropertyListValue?) -> Bool {
-    switch (agreed, local) {
-    case (.deleted, nil): true
-    case (.value(let fingerprint), let value?): value.fingerprint == fingerprint
-    default: false
-    }
-  }
-
-  /// The agreed state's fingerprint, deletes as 0 (see ``Reconciler/contentFingerprint(_:)``).
-  var agreedFingerprint: UInt64 {
-    switch agreed {
-    case .value(let fingerprint): fingerprint.rawValue
-    case .deleted: 0
-    }
+    agreed == Agreed(local)
   }
 
   /// Whether record content is the agreed state.
   func agrees(with content: SyncRecord.Content) -> Bool {
-    switch content {
-    case .value(let value): agrees(with: value)
-    case .deleted: agreed == .deleted
-    }
+    agreed == Agreed(content)
   }
 }
 

@@ -109,7 +109,6 @@ enum Reconciler {
     let agreedGeneration = ledger?.generation ?? 0
     // A key with no history counts as changed when present.
     let localChanged = isLocallyChanged(local, ledger: ledger)
-    let localContent = local.map(SyncRecord.Content.value)
 
     guard let record else {
       // Absence tells nothing: never a delete.
@@ -123,7 +122,7 @@ enum Reconciler {
       return .none
     }
 
-    let sameState = sameContent(localContent, record.content)
+    let sameState = LedgerEntry.Agreed(local) == LedgerEntry.Agreed(record.content)
     guard let ledger else {
       if local == nil { return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer) }
       if sameState { return .adopt(stamp: record.stamp) }
@@ -142,7 +141,8 @@ enum Reconciler {
     if ledger.agrees(with: record.content) {
       remoteChanged = false
     } else if record.stamp > ledger.stamp
-      || (record.stamp == ledger.stamp && contentFingerprint(record.content) > ledger.agreedFingerprint)
+      || (record.stamp == ledger.stamp
+        && LedgerEntry.Agreed(record.content).rawFingerprint > ledger.agreed.rawFingerprint)
     {
       remoteChanged = true
     } else if localChanged {
@@ -188,48 +188,23 @@ enum Reconciler {
     return SyncRecord(generation: Generation.next(after: ledger.generation), origin: "", content: .value(value))
   }
 
-  /// The fingerprint of record content, deletes included: the tie-break between two
-  /// different states written under one stamp (only a crash or a foreign writer can).
-  static func contentFingerprint(_ content: SyncRecord.Content) -> UInt64 {
-    switch content {
-    case .value(let value): value.fingerprint.rawValue
-    case .deleted: 0
-    }
-  }
-
   private static func resolveConflict(
     key: String, local: PropertyListValue?, record: SyncRecord, policy: MismatchPolicy, resolver: ConflictResolver?
   ) -> SyncAction {
     let next = Generation.next(after: record.generation)
-    let resolution: ConflictResolution
-    if let resolver {
-      let remoteValue: PropertyListValue? =
-        if case .value(let value) = record.content { value } else { nil }
-      resolution = resolver(Conflict(key: key, local: local, remote: remoteValue))
-    } else {
-      resolution = .usePolicy
-    }
-    switch resolution {
-    case .usePolicy where policy == .preferLocal:
+    let remoteValue: PropertyListValue? =
+      if case .value(let value) = record.content { value } else { nil }
+    switch resolver?(Conflict(key: key, local: local, remote: remoteValue)) ?? .usePolicy {
+    case .keepLocal,
+      .usePolicy where policy == .preferLocal:
       return .push(generation: next, value: local, reason: .conflictLocalWins)
-    case .usePolicy:
-      return .pull(stamp: record.stamp, content: record.content, reason: .conflictRemoteWins)
-    case .keepLocal:
-      return .push(generation: next, value: local, reason: .conflictLocalWins)
-    case .keepRemote:
+    case .keepRemote, .usePolicy:
       return .pull(stamp: record.stamp, content: record.content, reason: .conflictRemoteWins)
     case .merged(let value):
       return .push(generation: next, value: value, reason: .resolverMerged)
     }
   }
 
-  private static func sameContent(_ local: SyncRecord.Content?, _ remote: SyncRecord.Content) -> Bool {
-    switch (local, remote) {
-    case (nil, .deleted), (.deleted?, .deleted): true
-    case (.value(let a)?, .value(let b)): a.isSameValue(as: b)
-    default: false
-    }
-  }
 }
 
 extension RemoteState {

@@ -74,7 +74,7 @@ extension SyncCoordinator {
         if case .skip(let reason) = action { state.debug("skip \(key): \(reason)") }
       case .adopt(let stamp):
         state.budget.record(key, storeValue: remote[key])
-        state.setLedger(key, LedgerEntry(stamp: stamp, agreed: Self.agreed(local[key])))
+        state.setLedger(key, LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(local[key])))
         state.debug("adopt \(key) g\(stamp.generation) (same value on both sides)")
       case .push(let generation, let value, let reason):
         let stamp = Stamp(generation: generation, origin: state.deviceID)
@@ -103,14 +103,14 @@ extension SyncCoordinator {
         planned.append(write)
       case .pull(let stamp, let content, let reason):
         state.budget.record(key, storeValue: remote[key])
-        guard Self.agreed(current[key]) == Self.agreed(local[key]) else {
+        guard LedgerEntry.Agreed(current[key]) == LedgerEntry.Agreed(local[key]) else {
           state.debug("keep \(key): edited locally while its pull was decided")
           continue
         }
         pulls += 1
-        let entry = LedgerEntry(stamp: stamp, agreed: Self.agreed(content))
+        let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content))
         let log = "pull \(key) g\(stamp.generation) \(Self.describe(content)) (\(reason.rawValue))"
-        if Self.agreed(current[key]) == entry.agreed {
+        if LedgerEntry.Agreed(current[key]) == entry.agreed {
           state.setLedger(key, entry)
           state.debug(log)
         } else {
@@ -178,7 +178,7 @@ extension SyncCoordinator {
     }
     // Counted now, so the next planned write of the batch is checked against it too.
     state.budget.record(key, storeValue: record)
-    let entry = LedgerEntry(stamp: stamp, agreed: Self.agreed(value))
+    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(value))
     if merged != nil {
       // The merged value also goes to UserDefaults: written ahead like a pull.
       state.setLedger(key, Self.writtenAhead(entry, before: before, previous: state.ledger[key]))
@@ -196,7 +196,7 @@ extension SyncCoordinator {
   ) -> LedgerEntry {
     var ahead = entry
     ahead.pendingPull = LedgerEntry.PendingPull(
-      localBefore: agreed(before),
+      localBefore: LedgerEntry.Agreed(before),
       previous: previous.map { LedgerEntry.Previous(generation: $0.generation, agreed: $0.agreed, origin: $0.origin) })
     return ahead
   }
@@ -273,17 +273,6 @@ extension SyncCoordinator {
     guard !edited.isEmpty else { return }
     state.debug("local edit of \(edited.count) monitored key(s)")
     reconcile(edited, local: local, remote: storeValues(edited), policy: .preferLocal, &state)
-  }
-
-  static func agreed(_ value: PropertyListValue?) -> LedgerEntry.Agreed {
-    value.map { .value($0.fingerprint) } ?? .deleted
-  }
-
-  static func agreed(_ content: SyncRecord.Content) -> LedgerEntry.Agreed {
-    switch content {
-    case .value(let value): .value(value.fingerprint)
-    case .deleted: .deleted
-    }
   }
 
   private static func describe(_ content: SyncRecord.Content) -> String {
