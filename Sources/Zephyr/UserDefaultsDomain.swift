@@ -35,10 +35,7 @@ final class UserDefaultsDomain: Sendable {
   /// bridged, and the ledger epoch.
   func persistentValues(of keys: Set<String>? = nil) -> Snapshot {
     let domain = defaults.withLock { $0.persistentDomain(forName: name) } ?? [:]
-    var snapshot = Snapshot()
-    if case .string(let epoch)? = domain[EngineState.ledgerIDKey].flatMap(PropertyListValue.init(bridging:)) {
-      snapshot.epoch = epoch
-    }
+    var snapshot = Snapshot(epoch: Self.string(domain[EngineState.ledgerIDKey]))
     for (key, raw) in domain where keys?.contains(key) ?? true {
       if let value = PropertyListValue(bridging: raw) {
         snapshot.values[key] = value
@@ -66,12 +63,7 @@ final class UserDefaultsDomain: Sendable {
     defaults.withLock { defaults in
       let shadowing = Self.shadowingKeys(of: defaults)
       var persistent: [String: Any]?
-      var snapshot = Snapshot()
-      if case .string(let epoch)? = defaults.object(forKey: EngineState.ledgerIDKey).flatMap(
-        PropertyListValue.init(bridging:))
-      {
-        snapshot.epoch = epoch
-      }
+      var snapshot = Snapshot(epoch: Self.string(defaults.object(forKey: EngineState.ledgerIDKey)))
       for key in keys {
         guard let raw = defaults.object(forKey: key), var value = PropertyListValue(bridging: raw) else { continue }
         if shadowing.contains(key) || !isExpected(key, value) {
@@ -107,8 +99,13 @@ final class UserDefaultsDomain: Sendable {
   /// One of Zephyr's bookkeeping strings (never synced). Read with `object(forKey:)`,
   /// which is cheap; nobody registers defaults for Zephyr's own keys.
   func bookkeepingString(forKey key: String) -> String? {
-    defaults.withLock { $0.object(forKey: key) }.flatMap(PropertyListValue.init(bridging:))
-      .flatMap { if case .string(let text) = $0 { text } else { nil } }
+    Self.string(defaults.withLock { $0.object(forKey: key) })
+  }
+
+  /// `raw` when it is a string, as Foundation hands it back (boxed or not).
+  private static func string(_ raw: Any?) -> String? {
+    guard case .string(let text)? = raw.flatMap(PropertyListValue.init(bridging:)) else { return nil }
+    return text
   }
 
   func setBookkeepingString(_ text: String, forKey key: String) {
