@@ -282,12 +282,12 @@ struct SyncScenarioTests {
     harness.cloud.upload()
 
     let suiteName = b.suiteName
-    b.coordinator.state.withLock { state in
-      state.beforePullWrite = { key in UserDefaults(suiteName: suiteName)?.set("typed meanwhile", forKey: key) }
+    b.coordinator.testHooks.withLock { hooks in
+      hooks.beforePullWrite = { key in UserDefaults(suiteName: suiteName)?.set("typed meanwhile", forKey: key) }
     }
     harness.cloud.download(to: "B")
     #expect(b.value("theme") == .string("typed meanwhile"))
-    b.coordinator.state.withLock { $0.beforePullWrite = nil }
+    b.coordinator.testHooks.withLock { $0.beforePullWrite = nil }
     b.coordinator.sync()
     harness.round()
     #expect(a.value("theme") == .string("typed meanwhile"))

@@ -14,8 +14,12 @@ import Foundation
 /// coordinator.sync()
 /// ```
 ///
-/// Every method may be called from any thread; operations run one at a time. Releasing
-/// the coordinator stops its observers: it applies no event after it is gone.
+/// Every method may be called from any thread, and from inside Zephyr's own callbacks (a
+/// log handler, a conflict resolver, an observer of `didChangeNotification` or of
+/// ``Zephyr/keysDidChangeOnCloudNotification``). Operations run one at a time, and no
+/// lock is held while one calls `UserDefaults`, the store or your code; see
+/// <doc:GettingStarted#Threading>. Releasing the coordinator stops its observers: it
+/// applies no event after it is gone.
 ///
 /// ## Topics
 ///
@@ -51,18 +55,21 @@ public final class SyncCoordinator: Sendable {
 
   let domain: UserDefaultsDomain
   let ledgerFile: LedgerFile
-  /// Everything an operation reads or changes. Held for the whole operation, so
-  /// operations never interleave.
+  /// The coordinator's state. Held only to read or change it, never across a call out.
   let state: Locked<EngineState>
-  /// What arrives while an operation holds `state` on the same thread (a store event
-  /// posted during our own write, a `didChangeNotification` echo). Taken only briefly
-  /// and never while waiting for `state`, so it cannot deadlock.
-  let mailbox = Locked(Mailbox())
+  /// Crash points and pauses for tests; empty in apps.
+  package let testHooks = Locked(TestHooks())
   private let observations = Locked<[ObservationToken]>([])
-  private let localEditQueue = DispatchQueue(label: "Zephyr.local-edits")
+  let localEditQueue = DispatchQueue(label: "Zephyr.local-edits")
 
   /// The coordinator whose operation the current thread is running, if any.
   @TaskLocal static var operating: ObjectIdentifier?
+  /// Set while the current thread runs user code for the coordinator's operation (a
+  /// conflict resolver): a call back into that coordinator is not honoured.
+  @TaskLocal static var inCallback: ObjectIdentifier?
+  /// Counts `didChangeNotification`s that arrive on the operating thread while it writes
+  /// to `UserDefaults`, to tell Zephyr's own writes from an observer's nested ones.
+  @TaskLocal static var localWrites: LocalWriteCount?
 
   /// Creates a coordinator and starts observing the store's external changes and the
   /// suite's `didChangeNotification`.
@@ -83,8 +90,8 @@ public final class SyncCoordinator: Sendable {
     self.store = store
     ledgerFile = LedgerFile(directory: configuration.ledgerDirectory, domainName: domain.name)
     state = Locked(EngineState.load(domain: domain, ledgerFile: ledgerFile, configuration: configuration))
-    settlePendingPulls()
     startObserving()
+    run(.settlePendingPulls)
   }
 
   deinit {
@@ -127,37 +134,22 @@ public final class SyncCoordinator: Sendable {
   /// sides changed a key to different values, the local value wins (or the
   /// ``SyncConfiguration/conflictResolver`` decides). Returns after pulled values are
   /// written: a read on the next line sees them.
+  ///
+  /// Called from inside this coordinator's own operation (an observer of its
+  /// `UserDefaults` writes on the same thread), it returns at once and runs right after
+  /// that operation; called from its conflict resolver, it is not run, and a warning says so.
   public func sync() {
-    perform { state in
-      removeLegacyStamp(&state)
-      let local = domain.persistentValues()
-      state.verifyEpoch(local.epoch, of: domain)
-      for key in local.unreadable where KeyPolicy.exclusion(of: key) == nil {
-        state.refuse(key, .notPropertyList)
-      }
-      let remote = store.allValues()
-      state.budget.refresh(with: remote)
-      var keys = Set(local.values.keys).union(remote.keys).union(state.ledger.entries.keys)
-      keys = keys.filter { KeyPolicy.exclusion(of: $0) == nil }
-      let admitted = admit(keys.sorted(), &state)
-      let written = reconcile(admitted, local: local.values, remote: remote, policy: .preferLocal, &state)
-      collectTombstones(in: remote, skipping: written, &state)
-    }
+    run(.sync)
   }
 
-  /// Reconciles only `keys`, in both directions, with the rules of ``sync()``.
+  /// Reconciles only `keys`, in both directions, with the rules of ``sync()``. A key
+  /// named twice is reconciled once.
   ///
   /// ```swift
   /// coordinator.sync(keys: ["theme", "fontSize"])
   /// ```
   public func sync(keys: [String]) {
-    perform { state in
-      removeLegacyStamp(&state)
-      let admitted = admit(keys, &state)
-      let local = domain.persistentValues(of: Set(admitted))
-      state.verifyEpoch(local.epoch, of: domain)
-      reconcile(admitted, local: local.values, remote: storeValues(admitted), policy: .preferLocal, &state)
-    }
+    run(.syncKeys(keys))
   }
 
   /// Reconciles only `keys`; see ``sync(keys:)-([String])``.
@@ -169,9 +161,10 @@ public final class SyncCoordinator: Sendable {
   /// A key Zephyr can never sync (too long, a system or bookkeeping key) is refused and
   /// listed in ``status``.
   public func addKeysToBeMonitored(keys: [String]) {
-    perform { state in
-      state.monitoredKeys.formUnion(admit(keys, &state))
+    state.withLock { state in
+      state.monitoredKeys.formUnion(state.admit(keys))
     }
+    emitLogs()
   }
 
   /// Adds keys to monitor; see ``addKeysToBeMonitored(keys:)-([String])``.
@@ -182,7 +175,7 @@ public final class SyncCoordinator: Sendable {
   /// Stops applying inbound changes and local edits of `keys` automatically. Their
   /// values stay where they are; ``sync()`` still covers them.
   public func removeKeysFromBeingMonitored(keys: [String]) {
-    perform { state in
+    state.withLock { state in
       state.monitoredKeys.subtract(keys)
     }
   }
@@ -192,191 +185,98 @@ public final class SyncCoordinator: Sendable {
     removeKeysFromBeingMonitored(keys: keys)
   }
 
-  // MARK: Operations
-
-  /// Runs `body` as one operation, exclusively: events that arrived meanwhile on this
-  /// thread are applied, the store synchronized once if it was written, the ledger saved;
-  /// then, outside the lock, the buffered log lines are emitted and the change
-  /// notification posted.
-  @discardableResult
-  func perform<Result>(_ body: (inout EngineState) -> Result) -> Result {
-    let (result, effects) = Self.$operating.withValue(ObjectIdentifier(self)) {
-      state.withLock { state in
-        if !state.budget.isPrimed { state.budget.refresh(with: store.allValues()) }
-        let result = body(&state)
-        // Events posted to us on this thread while we were writing.
-        while let change = mailbox.withLock({ $0.events.isEmpty ? nil : $0.events.removeFirst() }) {
-          handle(change, &state)
-        }
-        if state.storeWritten {
-          state.storeWritten = false
-          if state.configuration.synchronizeOnChange, !state.crashed { store.synchronize() }
-        }
-        state.checkBudgetThreshold()
-        saveLedgerIfNeeded(&state)
-        return (result, state.takeEffects())
-      }
+  /// Blocks until every local-edit push that a `didChangeNotification` scheduled has
+  /// run, and the operation running now (if any) has ended. For tests and benchmarks: an
+  /// app never needs to wait. Called from inside Zephyr's own work (a log handler on the
+  /// local-edit queue, a resolver, an observer of its writes), where waiting could never
+  /// end, it returns at once with a warning.
+  public func waitForPendingLocalEdits() {
+    if Self.operating == ObjectIdentifier(self) || DispatchQueue.getSpecific(key: Self.localEditQueueKey) == id {
+      warnNow("waitForPendingLocalEdits() called from inside Zephyr's own work: not waiting")
+      return
     }
-    emit(effects)
-    return result
-  }
-
-  private func emit(_ effects: EngineState.Effects) {
-    let handler = effects.logHandler
-    for message in effects.logs {
-      if let handler { handler(message) } else { DefaultLogSink.write(message) }
-    }
-    guard !effects.changedKeys.isEmpty else { return }
-    let keys = effects.changedKeys.sorted()
-    // Weak: a coordinator released before the main queue runs posts nothing more.
-    DispatchQueue.main.async { [weak self] in
-      guard let self else { return }
-      NotificationCenter.default.post(
-        name: Zephyr.keysDidChangeOnCloudNotification, object: self,
-        userInfo: [Zephyr.changedKeysUserInfoKey: keys])
-    }
-  }
-
-  /// Appends the operation's ledger changes to the file, or rewrites it when it is new,
-  /// was reset, or has grown to more than twice its entries.
-  func saveLedgerIfNeeded(_ state: inout EngineState) {
-    guard state.ledgerNeedsSnapshot || !state.ledgerChanges.isEmpty, state.mayWrite(.ledger) else { return }
-    let appended = state.ledgerRecords + state.ledgerChanges.count
-    var compact = state.ledgerNeedsSnapshot || appended > 2 * state.ledger.entries.count + 64
-    if !compact {
-      do {
-        try ledgerFile.append(state.ledgerChanges)
-        state.ledgerRecords = appended
-      } catch {
-        compact = true
-      }
-    }
-    if compact {
-      do {
-        try ledgerFile.writeSnapshot(state.ledger)
-        state.ledgerRecords = state.ledger.entries.count
-      } catch {
-        state.warn("could not save the ledger at \(ledgerFile.url.path): \(error.localizedDescription)")
-        state.ledgerNeedsSnapshot = true
-        return
-      }
-    }
-    state.ledgerChanges = [:]
-    state.ledgerNeedsSnapshot = false
-  }
-
-  /// Keeps the keys Zephyr may write; records a refusal for every other one.
-  func admit(_ keys: [String], _ state: inout EngineState) -> [String] {
-    keys.filter { key in
-      guard let refusal = KeyPolicy.refusal(of: key, limits: state.configuration.limits) else { return true }
-      state.refuse(key, refusal)
-      return false
-    }
-  }
-
-  func storeValues(_ keys: some Sequence<String>) -> [String: PropertyListValue] {
-    var values: [String: PropertyListValue] = [:]
-    for key in keys {
-      if let value = store.value(forKey: key) { values[key] = value }
-    }
-    return values
-  }
-
-  /// Zephyr 4 kept one timestamp for the whole store under `ZephyrSyncKey`; it is never
-  /// synced and is removed wherever it is found.
-  private func removeLegacyStamp(_ state: inout EngineState) {
-    if store.value(forKey: KeyPolicy.legacySyncKey) != nil, state.mayWrite(.store(KeyPolicy.legacySyncKey)) {
-      store.removeValue(forKey: KeyPolicy.legacySyncKey)
-      state.debug("removed Zephyr 4's \(KeyPolicy.legacySyncKey) from the store")
-    }
-    if domain.containsAnyValue(forKey: KeyPolicy.legacySyncKey), state.mayWrite(.defaults(KeyPolicy.legacySyncKey)) {
-      domain.remove(forKey: KeyPolicy.legacySyncKey)
-    }
-  }
-
-  /// Settles the pulls a crash left written ahead but maybe not applied, at launch, before
-  /// the app can edit: whether each `UserDefaults` write happened is read off the local
-  /// value now, while it is still either the value from before the pull or the pulled one.
-  private func settlePendingPulls() {
-    let pending = state.withLock { state in state.ledger.entries.filter { $0.value.pendingPull != nil }.map(\.key) }
-    guard !pending.isEmpty else { return }
-    perform { state in
-      let local = domain.persistentValues(of: Set(pending)).values
-      for key in pending {
-        state.setLedger(key, state.ledger[key]?.resolved(local: local[key]))
-      }
-      state.debug("settled \(pending.count) pull(s) interrupted before the last exit")
-    }
+    localEditQueue.sync {}
+    state.withLock(when: { $0.lane.mayWait && !$0.lane.isBusy }) { _ in }
   }
 
   // MARK: Observers
 
   private func startObserving() {
+    localEditQueue.setSpecific(key: Self.localEditQueueKey, value: id)
     let storeToken = store.observeExternalChanges { [weak self] change in
       self?.receive(change)
     }
-    let center = NotificationCenter.default
-    let observer = Locked<(any NSObjectProtocol)?>(nil)
-    observer.withLock {
-      $0 = center.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: nil) {
-        [weak self] note in
-        guard let self, note.object == nil || domain.isBacked(by: note.object as AnyObject) else { return }
-        userDefaultsDidChange()
-      }
-    }
-    let defaultsToken = ObservationToken {
-      observer.withLock { registration in
-        if let registration { center.removeObserver(registration) }
-        registration = nil
-      }
+    // Only this coordinator's own instance: another coordinator's writes, or another
+    // instance of the same suite, never reach this observer (see ``sync()`` for those).
+    let defaultsToken = ObservationToken.observing(
+      UserDefaults.didChangeNotification, from: domain.instance, on: .default
+    ) { [weak self] _ in
+      self?.userDefaultsDidChange()
     }
     observations.withLock { $0 = [storeToken, defaultsToken] }
   }
 
-  /// An external change from the store: applied at once, or, when it arrives on the
-  /// thread of our own operation, right after that operation.
+  /// An external change from the store: applied at once (see ``run(_:)`` for when it
+  /// is queued for the running operation instead).
   func receive(_ change: ExternalChange) {
-    if Self.operating == ObjectIdentifier(self) {
-      mailbox.withLock { $0.events.append(change) }
-      return
-    }
-    perform { state in handle(change, &state) }
+    run(.event(change))
   }
 
-  /// A change of this coordinator's `UserDefaults` instance (or an announcement without
-  /// an object): schedule one coalesced push of the monitored keys' local edits. Our own
-  /// writes are recognised and ignored. Edits made through another instance of the same
-  /// suite are not announced to us; ``sync()`` still finds them through the ledger.
+  /// A change of this coordinator's `UserDefaults` instance: schedule one coalesced push
+  /// of the monitored keys' local edits. The coordinator's own writes are counted on its
+  /// own thread, without a lock on its state; a change announced while it writes that is
+  /// not its own (an observer's nested write) is pushed after the operation.
   func userDefaultsDidChange() {
-    guard Self.operating != ObjectIdentifier(self) else { return }
-    let schedule = mailbox.withLock { mailbox -> Bool in
-      mailbox.localEditsPending = true
-      guard !mailbox.flushScheduled else { return false }
-      mailbox.flushScheduled = true
+    if Self.operating == id, let writes = Self.localWrites {
+      writes.noteAnnouncement()
+      return
+    }
+    let schedule = state.withLock { state -> Bool in
+      state.lane.localEditsPending = true
+      guard !state.lane.flushScheduled else { return false }
+      state.lane.flushScheduled = true
       return true
     }
     guard schedule else { return }
     localEditQueue.async { [weak self] in
-      self?.pushPendingLocalEdits()
+      self?.run(.localEdits)
     }
   }
 
-  /// Pushes the monitored keys' local edits that a `didChangeNotification` announced.
-  func pushPendingLocalEdits() {
-    mailbox.withLock { $0.flushScheduled = false }
-    perform { state in pushPendingLocalEdits(&state) }
-  }
+  var id: ObjectIdentifier { ObjectIdentifier(self) }
 
-  /// Blocks until every local-edit push that a `didChangeNotification` scheduled has
-  /// run. For tests and benchmarks: an app never needs to wait.
-  public func waitForPendingLocalEdits() {
-    localEditQueue.sync {}
-  }
+  static let localEditQueueKey = DispatchSpecificKey<ObjectIdentifier>()
 }
 
-/// What reaches a coordinator outside its operations.
-struct Mailbox {
-  var events: [ExternalChange] = []
-  var localEditsPending = false
-  var flushScheduled = false
+/// Counts the `UserDefaults` writes an operation makes and the `didChangeNotification`s
+/// that arrive on its thread meanwhile. More announcements than writes means an observer
+/// wrote to the suite from inside one of them: that edit is pushed after the operation.
+final class LocalWriteCount: Sendable {
+  private let counts = Locked((writes: 0, announcements: 0))
+
+  func noteWrite() { counts.withLock { $0.writes += 1 } }
+  func noteAnnouncement() { counts.withLock { $0.announcements += 1 } }
+  /// Whether more changes were announced than this operation made.
+  var sawOtherWrites: Bool { counts.withLock { $0.announcements > $0.writes } }
+}
+
+/// Test hooks: crash points and pauses. Empty, and never consulted but for a nil check,
+/// in apps.
+package struct TestHooks: Sendable {
+  /// Asked before every write; answering `true` simulates a crash at that point: this
+  /// write and every later one of this coordinator are skipped, as if the process died.
+  package var crashBefore: (@Sendable (WritePoint) -> Bool)?
+  /// Called for every pulled key between the decision and the check that the local value
+  /// is still the one decided on.
+  package var beforePullWrite: (@Sendable (String) -> Void)?
+  package var crashed = false
+
+  package init() {}
+}
+
+/// One write an operation makes, where a simulated crash may strike.
+package enum WritePoint: Sendable, Equatable {
+  case store(String)
+  case defaults(String)
+  case ledger
 }

@@ -1,23 +1,45 @@
 import Foundation
 
-/// A value guarded by a lock.
+/// A value guarded by a lock, shaped like the standard library's `Mutex` (which needs
+/// newer systems than Zephyr supports).
 ///
-/// This is the only `@unchecked Sendable` type in Zephyr. It is sound because `value` is
-/// private and every read or write of it happens inside `withLock`, which holds `lock`
-/// for the whole access; nothing hands out a reference to the stored value.
+/// This is the only `@unchecked Sendable` type in Zephyr. It is sound for the same reason
+/// `Mutex` is: `value` is private, every access happens inside ``withLock(_:)`` while the
+/// lock is held, and the value goes in and results come out as `sending`, so a non-`Sendable`
+/// value cannot be handed out of the lock and used unguarded.
+///
+/// Rule of the house (DESIGN §6): never call `UserDefaults`, `NotificationCenter`, a store,
+/// or user code (log handler, resolver) inside `withLock`. Keep the body a few assignments.
 package final class Locked<Value>: @unchecked Sendable {
   private var value: Value
-  private let lock = NSLock()
+  private let condition = NSCondition()
 
-  package init(_ value: Value) {
+  package init(_ value: sending Value) {
     self.value = value
   }
 
-  /// Runs `body` with exclusive access to the value. Keep `body` short and never call
-  /// back into code that may take the same lock.
-  package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-    lock.lock()
-    defer { lock.unlock() }
+  /// Runs `body` with exclusive access to the value, then wakes every thread waiting in
+  /// ``withLock(when:_:)`` so that it checks its condition again.
+  package func withLock<Result>(_ body: (inout sending Value) throws -> sending Result) rethrows -> sending Result {
+    condition.lock()
+    defer {
+      condition.broadcast()
+      condition.unlock()
+    }
+    return try body(&value)
+  }
+
+  /// Waits until `ready` holds for the value, then runs `body` with exclusive access, as
+  /// ``withLock(_:)``. The lock is released while waiting.
+  package func withLock<Result>(
+    when ready: (Value) -> Bool, _ body: (inout sending Value) throws -> sending Result
+  ) rethrows -> sending Result {
+    condition.lock()
+    defer {
+      condition.broadcast()
+      condition.unlock()
+    }
+    while !ready(value) { condition.wait() }
     return try body(&value)
   }
 }

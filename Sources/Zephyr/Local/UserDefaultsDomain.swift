@@ -4,16 +4,19 @@ import Foundation
 /// registered defaults, launch arguments and the global domain are never mistaken for
 /// the app's own values.
 ///
-/// `UserDefaults` is thread-safe but not `Sendable` on every platform, so it is kept in a
-/// ``Locked`` and used only inside it.
+/// No lock is held around any call into `UserDefaults` (DESIGN §6): on Apple platforms
+/// every write posts `didChangeNotification` synchronously, to observers that may call
+/// back into Zephyr from this or another thread. `UserDefaults` is thread-safe (Apple:
+/// "The UserDefaults class is thread-safe"; Apple's SDK marks it `Sendable`), which
+/// swift-corelibs-foundation does not declare, hence `nonisolated(unsafe)`.
 final class UserDefaultsDomain: Sendable {
-  private let defaults: Locked<UserDefaults>
+  nonisolated(unsafe) private let defaults: UserDefaults
   /// The persistent domain's name: the suite name, or for `.standard` the bundle
   /// identifier (on Linux, where there is none, the process name).
   let name: String
 
   init(defaults: UserDefaults, suiteName: String?) {
-    self.defaults = Locked(defaults)
+    self.defaults = defaults
     self.name = suiteName ?? Self.standardDomainName
   }
 
@@ -34,7 +37,7 @@ final class UserDefaultsDomain: Sendable {
   /// The persistent domain, read once: the values of `keys` (every key when `nil`),
   /// bridged, and the ledger epoch.
   func persistentValues(of keys: Set<String>? = nil) -> Snapshot {
-    let domain = defaults.withLock { $0.persistentDomain(forName: name) } ?? [:]
+    let domain = defaults.persistentDomain(forName: name) ?? [:]
     var snapshot = Snapshot(epoch: Self.string(domain[EngineState.ledgerIDKey]))
     for (key, raw) in domain where keys?.contains(key) ?? true {
       if let value = PropertyListValue(bridging: raw) {
@@ -60,46 +63,48 @@ final class UserDefaultsDomain: Sendable {
   func values(
     forKeys keys: some Sequence<String>, isExpected: (String, PropertyListValue) -> Bool
   ) -> Snapshot {
-    defaults.withLock { defaults in
-      let shadowing = Self.shadowingKeys(of: defaults)
-      var persistent: [String: Any]?
-      var snapshot = Snapshot(epoch: Self.string(defaults.object(forKey: EngineState.ledgerIDKey)))
-      for key in keys {
-        guard let raw = defaults.object(forKey: key), var value = PropertyListValue(bridging: raw) else { continue }
-        if shadowing.contains(key) || !isExpected(key, value) {
-          if persistent == nil { persistent = defaults.persistentDomain(forName: name) ?? [:] }
-          guard let confirmed = persistent?[key].flatMap(PropertyListValue.init(bridging:)) else { continue }
-          value = confirmed
-        }
-        snapshot.values[key] = value
+    let shadowing = Self.shadowingKeys(of: defaults)
+    var persistent: [String: Any]?
+    var snapshot = Snapshot(epoch: Self.string(defaults.object(forKey: EngineState.ledgerIDKey)))
+    for key in keys {
+      guard let raw = defaults.object(forKey: key), var value = PropertyListValue(bridging: raw) else { continue }
+      if shadowing.contains(key) || !isExpected(key, value) {
+        if persistent == nil { persistent = defaults.persistentDomain(forName: name) ?? [:] }
+        guard let confirmed = persistent?[key].flatMap(PropertyListValue.init(bridging:)) else { continue }
+        value = confirmed
       }
-      return snapshot
+      snapshot.values[key] = value
     }
+    return snapshot
   }
 
   func set(_ value: PropertyListValue, forKey key: String) {
-    defaults.withLock { $0.set(value.foundationValue, forKey: key) }
+    defaults.set(value.foundationValue, forKey: key)
   }
 
   /// Removes a key. Never `set(nil, forKey:)`: on Linux that call never returns.
   func remove(forKey key: String) {
-    defaults.withLock { $0.removeObject(forKey: key) }
+    defaults.removeObject(forKey: key)
   }
 
-  /// Whether `object` is this domain's `UserDefaults` instance.
+  /// Whether `object` is this domain's `UserDefaults` instance: an identity comparison,
+  /// no call into `UserDefaults` and no lock.
   func isBacked(by object: AnyObject?) -> Bool {
-    defaults.withLock { $0 === object }
+    defaults === object
   }
+
+  /// The instance, as the `object` to observe its `didChangeNotification` with.
+  var instance: AnyObject { defaults }
 
   /// Whether `object(forKey:)` finds anything for `key`, from any domain.
   func containsAnyValue(forKey key: String) -> Bool {
-    defaults.withLock { $0.object(forKey: key) != nil }
+    defaults.object(forKey: key) != nil
   }
 
   /// One of Zephyr's bookkeeping strings (never synced). Read with `object(forKey:)`,
   /// which is cheap; nobody registers defaults for Zephyr's own keys.
   func bookkeepingString(forKey key: String) -> String? {
-    Self.string(defaults.withLock { $0.object(forKey: key) })
+    Self.string(defaults.object(forKey: key))
   }
 
   /// `raw` when it is a string, as Foundation hands it back (boxed or not).
@@ -109,7 +114,7 @@ final class UserDefaultsDomain: Sendable {
   }
 
   func setBookkeepingString(_ text: String, forKey key: String) {
-    defaults.withLock { $0.set(text, forKey: key) }
+    defaults.set(text, forKey: key)
   }
 
   /// Keys that `object(forKey:)` may answer from somewhere other than the persistent domain.

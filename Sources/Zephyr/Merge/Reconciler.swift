@@ -44,8 +44,9 @@ public struct Conflict: Sendable, Equatable {
   }
 }
 
-/// Decides a conflict for one key. Must be a pure, fast function: it runs while the
-/// coordinator holds its lock.
+/// Decides a conflict for one key. Should be a pure, fast function. It runs on the
+/// thread of the operation, with no lock held; calling back into the coordinator that
+/// asks it is not honoured (such a call returns at once with a warning).
 public typealias ConflictResolver = @Sendable (Conflict) -> ConflictResolution
 
 /// The outcome of reconciling one key: a value, not a side effect.
@@ -86,6 +87,36 @@ enum SyncAction: Sendable, Equatable {
 /// store's state, the ledger's agreed state and the policy, and returns a ``SyncAction``.
 /// All I/O happens elsewhere.
 enum Reconciler {
+  /// A key's action, and the problem with the store's value to report, if any.
+  struct Decision: Sendable, Equatable {
+    var action: SyncAction
+    /// Why the store's value was not usable (then treated as absent, or left alone).
+    var problem: RefusalReason?
+  }
+
+  /// Decides one key from the raw store value: classifies it (a record, foreign, broken,
+  /// of a newer format, or with a generation too far above the agreed one to be
+  /// believed), then applies the rules.
+  static func decide(
+    key: String, local: PropertyListValue?, storeValue: PropertyListValue?, ledger: LedgerEntry?,
+    policy: MismatchPolicy, resolver: ConflictResolver? = nil
+  ) -> Decision {
+    var remote = RemoteState(storeValue: storeValue)
+    if case .record(let record) = remote,
+      let reason = Generation.implausibility(of: record.generation, agreed: ledger?.generation ?? 0)
+    {
+      remote = .malformed(reason: reason)
+    }
+    let problem: RefusalReason? =
+      switch remote {
+      case .malformed(let reason): .malformedRecord(reason)
+      case .unsupported(let version): .unsupportedFormat(version)
+      case .absent, .record, .foreign: nil
+      }
+    let action = decide(key: key, local: local, remote: remote, ledger: ledger, policy: policy, resolver: resolver)
+    return Decision(action: action, problem: problem)
+  }
+
   static func decide(
     key: String,
     local: PropertyListValue?,

@@ -86,7 +86,9 @@ public struct UbiquitousNotificationNames: Sendable, Hashable {
 /// > `com.apple.developer.ubiquity-kvstore-identifier` entitlement; without it every
 /// > `synchronize()` returns `false` and nothing syncs.
 public final class UbiquitousStore: KeyValueSyncStore {
-  private let storage: Locked<any UbiquitousKeyValueStorage>
+  /// Called without a lock of ours (DESIGN §6): `NSUbiquitousKeyValueStore` synchronizes
+  /// itself; Zephyr only ever serialises its own operations, never the store's.
+  nonisolated(unsafe) private let storage: any UbiquitousKeyValueStorage
   private let notificationCenter: NotificationCenter
   private let names: UbiquitousNotificationNames
   private let maximumKeyBytes = StoreLimits.iCloud.maximumKeyBytes
@@ -97,7 +99,7 @@ public final class UbiquitousStore: KeyValueSyncStore {
     _ storage: some UbiquitousKeyValueStorage, notificationCenter: NotificationCenter = .default,
     names: UbiquitousNotificationNames = .ubiquitous
   ) {
-    self.storage = Locked(storage)
+    self.storage = storage
     self.notificationCenter = notificationCenter
     self.names = names
   }
@@ -107,14 +109,14 @@ public final class UbiquitousStore: KeyValueSyncStore {
   /// bytes (it is never passed to the store).
   public func value(forKey key: String) -> PropertyListValue? {
     guard key.utf8.count <= maximumKeyBytes else { return nil }
-    let raw = storage.withLock { $0.object(forKey: key) }
+    let raw = storage.object(forKey: key)
     return raw.flatMap(PropertyListValue.init(bridging:))
   }
 
   /// Every key of the store's `dictionaryRepresentation` whose value bridges to a
   /// ``PropertyListValue``; other values are left out.
   public func allValues() -> [String: PropertyListValue] {
-    let raw = storage.withLock { $0.dictionaryRepresentation }
+    let raw = storage.dictionaryRepresentation
     return raw.compactMapValues(PropertyListValue.init(bridging:))
   }
 
@@ -123,20 +125,20 @@ public final class UbiquitousStore: KeyValueSyncStore {
   /// exception.
   public func setValue(_ value: PropertyListValue, forKey key: String) {
     guard key.utf8.count <= maximumKeyBytes else { return }
-    storage.withLock { $0.set(value.foundationValue, forKey: key) }
+    storage.set(value.foundationValue, forKey: key)
   }
 
   /// Removes the value for `key`; a key longer than 64 UTF-8 bytes is ignored.
   public func removeValue(forKey key: String) {
     guard key.utf8.count <= maximumKeyBytes else { return }
-    storage.withLock { $0.removeObject(forKey: key) }
+    storage.removeObject(forKey: key)
   }
 
   /// Calls the store's `synchronize()`: `false` when the app cannot use iCloud (no
   /// account, or no key-value storage entitlement).
   @discardableResult
   public func synchronize() -> Bool {
-    storage.withLock { $0.synchronize() }
+    storage.synchronize()
   }
 
   /// Observes the store's external-change notification and calls `handler` with each
@@ -144,18 +146,8 @@ public final class UbiquitousStore: KeyValueSyncStore {
   public func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ObservationToken {
     let names = self.names
     let center = notificationCenter
-    let sender: AnyObject = storage.withLock { $0 }
-    let registration = Locked<(any NSObjectProtocol)?>(nil)
-    registration.withLock {
-      $0 = center.addObserver(forName: names.didChangeExternally, object: sender, queue: nil) { note in
-        handler(Self.change(from: note.userInfo, names: names))
-      }
-    }
-    return ObservationToken {
-      registration.withLock { observer in
-        if let observer { center.removeObserver(observer) }
-        observer = nil
-      }
+    return .observing(names.didChangeExternally, from: storage, on: center) { note in
+      handler(Self.change(from: note.userInfo, names: names))
     }
   }
 

@@ -217,8 +217,8 @@ final class ScenarioRunner {
   private func crash(_ name: String, before: Int, during operation: ScenarioStep.Operation) {
     let device = device(name)
     let points = Locked<[WritePoint]>([])
-    device.coordinator.state.withLock { state in
-      state.crashBefore = { point in
+    device.coordinator.testHooks.withLock { hooks in
+      hooks.crashBefore = { point in
         points.withLock { points in
           points.append(point)
           return points.count == before

@@ -1,0 +1,76 @@
+import Foundation
+
+extension EngineState {
+  /// Reads the device id and the ledger, creating either when missing. Runs before the
+  /// coordinator's lock exists, so its `UserDefaults` calls hold no lock.
+  static func load(domain: UserDefaultsDomain, ledgerFile: LedgerFile, configuration: SyncConfiguration)
+    -> EngineState
+  {
+    var notes: [String] = []
+    let deviceID = loadDeviceID(domain: domain, configuration: configuration, notes: &notes)
+    var ledger: Ledger
+    var records = 0
+    if let epoch = domain.bookkeepingString(forKey: ledgerIDKey), !epoch.isEmpty {
+      ledger = Ledger(epoch: epoch)
+      do {
+        if let stored = try ledgerFile.load() {
+          if stored.ledger.epoch == epoch {
+            ledger = stored.ledger
+            records = stored.records
+            if stored.damagedTail {
+              notes.append("ledger had a damaged tail: its last saves were ignored, older history kept")
+            }
+          } else {
+            notes.append("ledger belongs to another copy of this domain: discarded, no history")
+          }
+        }
+      } catch {
+        notes.append("ledger unreadable (\(error)): discarded, no history")
+      }
+    } else {
+      // A new or reset domain: whatever a ledger file says describes values it no longer has.
+      ledger = Ledger(epoch: randomID(length: 12))
+      domain.setBookkeepingString(ledger.epoch, forKey: ledgerIDKey)
+    }
+    var state = EngineState(
+      configuration: configuration, deviceID: deviceID, ledger: ledger,
+      status: SyncStatus(limits: configuration.limits))
+    state.journal.records = records
+    state.journal.needsSnapshot = records == 0
+    for note in notes { state.note(note) }
+    return state
+  }
+
+  /// The configured device id when it is usable, else the one stored in the suite when
+  /// that is usable, else a new one (stored). Records written under an empty or over-long
+  /// id would not decode on other devices.
+  private static func loadDeviceID(
+    domain: UserDefaultsDomain, configuration: SyncConfiguration, notes: inout [String]
+  ) -> String {
+    if let configured = configuration.deviceID, isUsable(configured) { return configured }
+    let stored = domain.bookkeepingString(forKey: deviceIDKey)
+    let deviceID: String
+    if let stored, isUsable(stored) {
+      deviceID = stored
+    } else {
+      deviceID = randomID(length: 6)
+      domain.setBookkeepingString(deviceID, forKey: deviceIDKey)
+      if let stored {
+        notes.append(
+          "stored \(deviceIDKey) \"\(stored.prefix(80))\" must be 1 to \(SyncRecord.maximumOriginLength) characters: using \(deviceID)"
+        )
+      }
+    }
+    if let configured = configuration.deviceID {
+      notes.append(
+        "deviceID \"\(configured.prefix(80))\" must be 1 to \(SyncRecord.maximumOriginLength) characters: using \(deviceID)"
+      )
+    }
+    return deviceID
+  }
+
+  /// Whether records written under `id` decode on every device.
+  private static func isUsable(_ id: String) -> Bool {
+    !id.isEmpty && id.count <= SyncRecord.maximumOriginLength
+  }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// One unit of work a coordinator runs: each reads what it needs, then reconciles keys as
+/// one batch (see ``SyncCoordinator/reconcile(_:local:remote:policy:)``).
+enum Request: Sendable, Equatable {
+  /// ``SyncCoordinator/sync()``.
+  case sync
+  /// ``SyncCoordinator/sync(keys:)-([String])``.
+  case syncKeys([String])
+  /// An external change from the store.
+  case event(ExternalChange)
+  /// A `didChangeNotification` said the suite changed: push the monitored keys' edits.
+  case localEdits
+  /// Pulls a crash left written ahead but maybe not applied, settled at launch.
+  case settlePendingPulls
+}
+
+/// Who runs an operation now, and what waits for it.
+///
+/// Operations run one at a time, but no lock is held while one runs: the running thread
+/// owns the lane. Another thread that calls in waits for the lane, except while the
+/// owner writes to `UserDefaults`: on Apple platforms that write posts
+/// `didChangeNotification` synchronously, and an observer may make the writer wait for
+/// the very thread that is calling in (an observer on an `OperationQueue`). Waiting then
+/// could deadlock, so such a call, and any call made from inside the running operation
+/// on its own thread, is queued here instead and run by the owner before it lets go.
+struct OperationLane: Sendable {
+  /// Whether an operation is running.
+  var isBusy = false
+  /// Whether the running operation is inside a `UserDefaults` write.
+  var isWritingLocally = false
+  /// Requests queued for the running operation to run before it lets go.
+  var queued: [Request] = []
+  /// A `didChangeNotification` arrived that no push has looked at yet.
+  var localEditsPending = false
+  /// A push of local edits is scheduled on the local-edit queue.
+  var flushScheduled = false
+
+  /// Whether a caller on another thread may wait for the lane now.
+  var mayWait: Bool { !isBusy || !isWritingLocally }
+
+  /// Queues `request` unless it is queued already (a duplicate adds nothing).
+  mutating func queue(_ request: Request) {
+    if request == .localEdits || request == .sync, queued.contains(request) { return }
+    queued.append(request)
+  }
+}

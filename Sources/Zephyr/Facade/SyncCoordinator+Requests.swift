@@ -1,0 +1,184 @@
+import Foundation
+
+/// What each request reads before it reconciles: which keys, the local and the store's
+/// values, and which side wins a conflict. Every read and write here is made with no
+/// lock held; the state is touched only in short `withLock` sections.
+extension SyncCoordinator {
+  /// ``sync()``: the whole persistent domain, every key the store and the ledger know;
+  /// then old tombstones are collected.
+  func syncEverything(_ effects: inout OperationEffects) {
+    removeLegacyStamp()
+    let local = domain.persistentValues()
+    verifyEpoch(local.epoch)
+    let remote = store.allValues()
+    let keys = state.withLock { state -> [String] in
+      for key in local.unreadable where KeyPolicy.exclusion(of: key) == nil {
+        state.refuse(key, .notPropertyList)
+      }
+      state.budget.refresh(with: remote)
+      let keys = Set(local.values.keys).union(remote.keys).union(state.ledger.entries.keys)
+      return state.admit(keys.filter { KeyPolicy.exclusion(of: $0) == nil }.sorted())
+    }
+    let written = reconcile(keys, local: local.values, remote: remote, policy: .preferLocal, &effects)
+    collectTombstones(skipping: written, &effects)
+  }
+
+  /// ``sync(keys:)-([String])``: only `keys`, each once.
+  func sync(_ keys: [String], _ effects: inout OperationEffects) {
+    removeLegacyStamp()
+    let admitted = state.withLock { $0.admit(keys) }
+    let local = domain.persistentValues(of: Set(admitted))
+    verifyEpoch(local.epoch)
+    reconcile(admitted, local: local.values, remote: storeValues(admitted), policy: .preferLocal, &effects)
+  }
+
+  /// An inbound store event, applied to the monitored keys it names.
+  func handle(_ change: ExternalChange, _ effects: inout OperationEffects) {
+    let keys = state.withLock { state -> [String] in
+      let now = state.configuration.clock()
+      state.status.lastEvent = SyncStatus.Event(reason: change.reason, date: now, keyCount: change.keys?.count)
+      switch change.reason {
+      case .quotaViolation:
+        state.status.lastQuotaViolation = now
+        state.budget.isPrimed = false  // the estimate missed something: measure again
+        state.warn("the store reported a quota violation: writes were dropped; see status for sizes")
+        return []
+      case .accountChange:
+        state.status.lastAccountChange = now
+        state.resetLedger()
+        state.warn("the iCloud account changed: history reset, the new account's values win conflicts")
+      case .serverChange, .initialSync:
+        // A local edit still waiting for its coalesced push meets the remote value here as
+        // a conflict, and an inbound event prefers the remote value.
+        break
+      }
+      // After an account change every monitored key is news, whatever the event names.
+      let named = change.reason == .accountChange ? nil : change.keys
+      let keys = named.map { state.monitoredKeys.intersection($0) } ?? state.monitoredKeys
+      if keys.isEmpty {
+        state.debug("\(change.reason) event: no monitored key named, nothing to do")
+      } else {
+        state.debug("\(change.reason) event: \(keys.count) monitored key(s)")
+      }
+      return keys.sorted()
+    }
+    guard !keys.isEmpty else { return }
+    let agreed = ledgerEntries(of: keys)
+    let local = domain.values(forKeys: keys) { key, value in agreed[key]?.agrees(with: value) ?? false }
+    verifyEpoch(local.epoch)
+    reconcile(keys, local: local.values, remote: storeValues(keys), policy: .preferRemote, &effects)
+  }
+
+  /// Diffs the monitored keys against the ledger, when a `didChangeNotification` said
+  /// something changed, and pushes what did.
+  func pushLocalEdits(_ effects: inout OperationEffects) {
+    let (pending, monitored) = state.withLock { state in
+      defer {
+        state.lane.localEditsPending = false
+        state.lane.flushScheduled = false
+      }
+      return (state.lane.localEditsPending, state.monitoredKeys)
+    }
+    guard pending, !monitored.isEmpty else { return }
+    // The notification does not say which key changed: one read of the domain finds out.
+    let snapshot = domain.persistentValues(of: monitored)
+    verifyEpoch(snapshot.epoch)
+    let agreed = ledgerEntries(of: monitored)
+    let edited = monitored.filter { Reconciler.isLocallyChanged(snapshot.values[$0], ledger: agreed[$0]) }.sorted()
+    guard !edited.isEmpty else { return }
+    state.withLock { $0.debug("local edit of \(edited.count) monitored key(s)") }
+    reconcile(edited, local: snapshot.values, remote: storeValues(edited), policy: .preferLocal, &effects)
+  }
+
+  /// Settles the pulls a crash left written ahead but maybe not applied, at launch, before
+  /// the app can edit: whether each `UserDefaults` write happened is read off the local
+  /// value now, while it is still either the value from before the pull or the pulled one.
+  func settlePendingPulls() {
+    let pending = state.withLock { state in state.ledger.entries.filter { $0.value.pendingPull != nil }.map(\.key) }
+    guard !pending.isEmpty else { return }
+    let local = domain.persistentValues(of: Set(pending)).values
+    state.withLock { state in
+      for key in pending {
+        state.setLedger(key, state.ledger[key]?.resolved(local: local[key]))
+      }
+      state.debug("settled \(pending.count) pull(s) interrupted before the last exit")
+    }
+  }
+
+  // MARK: Helpers
+
+  /// Clears the history when the domain no longer carries this ledger's epoch (`epoch`,
+  /// read with the operation's local values): the app reset or replaced its defaults
+  /// while running. Like a new install, it then pulls from the store instead of pushing
+  /// a delete for every key it lost.
+  func verifyEpoch(_ epoch: String?) {
+    let replaced = state.withLock { state -> (epoch: String, deviceID: String?)? in
+      guard epoch != state.ledger.epoch else { return nil }
+      let fresh = EngineState.randomID(length: 12)
+      state.replaceLedger(epoch: fresh)
+      return (fresh, state.configuration.deviceID == nil ? state.deviceID : nil)
+    }
+    guard let replaced else { return }
+    writeBookkeeping(replaced.epoch, forKey: EngineState.ledgerIDKey)
+    if let deviceID = replaced.deviceID { writeBookkeeping(deviceID, forKey: EngineState.deviceIDKey) }
+  }
+
+  /// Zephyr 4 kept one timestamp for the whole store under `ZephyrSyncKey`; it is never
+  /// synced and is removed wherever it is found.
+  func removeLegacyStamp() {
+    let key = KeyPolicy.legacySyncKey
+    if store.value(forKey: key) != nil, mayWrite(.store(key)) {
+      store.removeValue(forKey: key)
+      state.withLock { $0.debug("removed Zephyr 4's \(key) from the store") }
+    }
+    if domain.containsAnyValue(forKey: key) {
+      _ = writeLocally(key, .deleted(Date()))
+    }
+  }
+
+  /// Removes tombstones older than the configured lifetime from the store, giving their
+  /// keys back. The ledger keeps the delete, so this device never pushes the value again.
+  ///
+  /// Each candidate is read again right before it is removed, and removed only when the
+  /// store still holds that very tombstone: a value another device wrote since the batch
+  /// read the store is never deleted. (The store offers no compare-and-swap; the window
+  /// left is the one between that read and the removal.)
+  func collectTombstones(skipping written: Set<String>, _ effects: inout OperationEffects) {
+    let candidates = state.withLock { state -> [String] in
+      guard state.configuration.tombstoneLifetime != nil else { return [] }
+      return state.ledger.entries.filter { $0.value.agreed == .deleted && !written.contains($0.key) }.map(\.key)
+        .sorted()
+    }
+    let (lifetime, now) = state.withLock { ($0.configuration.tombstoneLifetime ?? .infinity, $0.configuration.clock()) }
+    for key in candidates {
+      let current = store.value(forKey: key)
+      guard case .record(let record) = RemoteState(storeValue: current), case .deleted(let date) = record.content,
+        now.timeIntervalSince(date) > lifetime,
+        state.withLock({ $0.ledger[key]?.agreed == .deleted && $0.ledger[key]?.stamp == record.stamp }),
+        mayWrite(.store(key))
+      else { continue }
+      store.removeValue(forKey: key)
+      effects.storeWritten = true
+      state.withLock { state in
+        state.budget.record(key, storeValue: nil)
+        state.debug("collect tombstone \(key) g\(record.generation) (deleted \(date.ISO8601Format()))")
+      }
+    }
+  }
+
+  func storeValues(_ keys: some Sequence<String>) -> [String: PropertyListValue] {
+    var values: [String: PropertyListValue] = [:]
+    for key in keys {
+      if let value = store.value(forKey: key) { values[key] = value }
+    }
+    return values
+  }
+
+  func ledgerEntries(of keys: some Sequence<String>) -> [String: LedgerEntry] {
+    state.withLock { state in
+      var entries: [String: LedgerEntry] = [:]
+      for key in keys { entries[key] = state.ledger[key] }
+      return entries
+    }
+  }
+}

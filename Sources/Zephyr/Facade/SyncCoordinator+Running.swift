@@ -1,0 +1,208 @@
+import Foundation
+
+/// What an operation leaves to do once it ends.
+struct OperationEffects {
+  /// Keys whose local value the operation changed.
+  var changedKeys: Set<String> = []
+  /// Whether it wrote to the store (it then calls `synchronize()` once).
+  var storeWritten = false
+}
+
+extension SyncCoordinator {
+  /// Runs `request` on the calling thread, one operation at a time, holding no lock while
+  /// it calls out; then emits the log lines and posts the change notification.
+  ///
+  /// - From inside a conflict resolver of this coordinator: not run; a warning says so.
+  /// - From inside this coordinator's operation on the same thread (an observer of its
+  ///   `UserDefaults` writes, a store event posted during its store write): queued, and
+  ///   run by that operation before it ends.
+  /// - While another thread's operation runs: waits for it, except while that operation
+  ///   writes to `UserDefaults` (it may be waiting for this very thread, see
+  ///   ``OperationLane``): then queued for it, and run before it ends.
+  func run(_ request: Request) {
+    if Self.inCallback == id {
+      warnNow("\(request.callName) called from this coordinator's conflict resolver: not run")
+      return
+    }
+    if Self.operating == id {
+      state.withLock { state in
+        state.lane.queue(request)
+        state.debug("\(request.callName) called from inside an operation: runs right after it")
+      }
+      return
+    }
+    let owns = state.withLock(when: { $0.lane.mayWait }) { state -> Bool in
+      guard state.lane.isBusy else {
+        state.lane.isBusy = true
+        return true
+      }
+      state.lane.queue(request)
+      state.debug("\(request.callName) while another thread writes UserDefaults: queued for that operation")
+      return false
+    }
+    guard owns else {
+      emitLogs()
+      return
+    }
+    var changed = Set<String>()
+    Self.$operating.withValue(id) {
+      var next: Request? = request
+      while let current = next {
+        changed.formUnion(execute(current))
+        next = state.withLock { state -> Request? in
+          guard !state.lane.queued.isEmpty else {
+            state.lane.isBusy = false
+            return nil
+          }
+          return state.lane.queued.removeFirst()
+        }
+      }
+    }
+    emitLogs()
+    postChange(of: changed)
+  }
+
+  /// Runs one request as one operation; returns the keys whose local value it changed.
+  private func execute(_ request: Request) -> Set<String> {
+    let writes = LocalWriteCount()
+    var effects = OperationEffects()
+    Self.$localWrites.withValue(writes) {
+      primeBudget()
+      switch request {
+      case .sync: syncEverything(&effects)
+      case .syncKeys(let keys): sync(keys, &effects)
+      case .event(let change): handle(change, &effects)
+      case .localEdits: pushLocalEdits(&effects)
+      case .settlePendingPulls: settlePendingPulls()
+      }
+      if effects.storeWritten, state.withLock({ $0.configuration.synchronizeOnChange }), mayWrite(nil) {
+        store.synchronize()
+      }
+      state.withLock { $0.checkBudgetThreshold() }
+      saveLedger()
+    }
+    if writes.sawOtherWrites {
+      // An observer wrote to the suite from inside one of our writes: push that edit too.
+      state.withLock { state in
+        state.lane.localEditsPending = true
+        state.lane.queue(.localEdits)
+      }
+    }
+    return effects.changedKeys
+  }
+
+  /// Sizes every store key once, before the first operation checks a write against the
+  /// limits.
+  private func primeBudget() {
+    guard !state.withLock({ $0.budget.isPrimed }) else { return }
+    let values = store.allValues()
+    state.withLock { $0.budget.refresh(with: values) }
+  }
+
+  // MARK: Effects
+
+  /// Hands the recorded log lines to the log handler (or the default sink), with no lock
+  /// held: the handler may call back into the coordinator. Lines its calls record are
+  /// emitted too, a few rounds deep; later ones wait for the next operation.
+  func emitLogs() {
+    for _ in 0..<4 {
+      let (logs, handler) = state.withLock { $0.takeLogs() }
+      guard !logs.isEmpty else { return }
+      for message in logs {
+        if let handler { handler(message) } else { DefaultLogSink.write(message) }
+      }
+    }
+  }
+
+  /// Logs a warning at once, outside any operation.
+  func warnNow(_ text: String) {
+    state.withLock { $0.warn(text) }
+    emitLogs()
+  }
+
+  /// Posts ``Zephyr/keysDidChangeOnCloudNotification`` on the main queue, once, for the
+  /// keys whose local value changed.
+  private func postChange(of keys: Set<String>) {
+    guard !keys.isEmpty else { return }
+    let sorted = keys.sorted()
+    // Weak: a coordinator released before the main queue runs posts nothing more.
+    DispatchQueue.main.async { [weak self] in
+      guard let self else { return }
+      NotificationCenter.default.post(
+        name: Zephyr.keysDidChangeOnCloudNotification, object: self,
+        userInfo: [Zephyr.changedKeysUserInfoKey: sorted])
+    }
+  }
+
+  // MARK: Writes
+
+  /// Whether a write at `point` may go ahead; `false` once a simulated crash struck.
+  /// (`nil`: a call that writes nothing durable, such as `synchronize()`.)
+  func mayWrite(_ point: WritePoint?) -> Bool {
+    testHooks.withLock { hooks in
+      if hooks.crashed { return false }
+      if let point, hooks.crashBefore?(point) == true { hooks.crashed = true }
+      return !hooks.crashed
+    }
+  }
+
+  /// Writes `content` to `UserDefaults`, telling waiting threads not to wait meanwhile
+  /// (the write's `didChangeNotification` may make this thread wait for theirs).
+  func writeLocally(_ key: String, _ content: SyncRecord.Content) -> Bool {
+    guard mayWrite(.defaults(key)) else { return false }
+    state.withLock { $0.lane.isWritingLocally = true }
+    Self.localWrites?.noteWrite()
+    switch content {
+    case .value(let value): domain.set(value, forKey: key)
+    case .deleted: domain.remove(forKey: key)
+    }
+    state.withLock { $0.lane.isWritingLocally = false }
+    return true
+  }
+
+  /// Writes one of Zephyr's bookkeeping strings, like ``writeLocally(_:_:)``.
+  func writeBookkeeping(_ text: String, forKey key: String) {
+    guard mayWrite(.defaults(key)) else { return }
+    state.withLock { $0.lane.isWritingLocally = true }
+    Self.localWrites?.noteWrite()
+    domain.setBookkeepingString(text, forKey: key)
+    state.withLock { $0.lane.isWritingLocally = false }
+  }
+
+  /// Saves the ledger's unsaved changes: appended to the file, or the whole file
+  /// rewritten when appending failed or has gone on long enough. A failure is logged
+  /// once, shown in ``SyncStatus/notes`` until a save succeeds, and tried again with the
+  /// next operation.
+  func saveLedger() {
+    for attempt in 0..<2 {
+      guard let save = state.withLock({ $0.journal.pendingSave(of: $0.ledger) }), mayWrite(.ledger) else { return }
+      do {
+        try ledgerFile.write(save)
+        state.withLock { $0.journal.saved(save, ledger: $0.ledger) }
+        return
+      } catch {
+        let reason = "\(ledgerFile.url.path): \(error.localizedDescription)"
+        state.withLock { state in
+          let firstFailure = state.journal.failure == nil
+          state.journal.failed(reason)
+          if attempt == 1, firstFailure {
+            state.warn("could not save the ledger at \(reason); history is kept in memory and saved again later")
+          }
+        }
+      }
+    }
+  }
+}
+
+extension Request {
+  /// The public call a request stands for, for log lines.
+  var callName: String {
+    switch self {
+    case .sync: "sync()"
+    case .syncKeys: "sync(keys:)"
+    case .event(let change): "a \(change.reason) event"
+    case .localEdits: "a local edit"
+    case .settlePendingPulls: "settling interrupted pulls"
+    }
+  }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// What of the in-memory ledger has not reached the ledger file yet, and how to save it:
+/// by appending the changed entries (the journal), or by rewriting the file (a snapshot)
+/// when it is new, was reset, or has grown to more than twice its entries.
+struct LedgerJournal: Sendable {
+  /// Entries changed since the last save (`nil`: removed).
+  var changes: [String: LedgerEntry?] = [:]
+  /// Whether the next save must rewrite the whole file.
+  var needsSnapshot = false
+  /// Records in the file, to tell when appending has gone on long enough.
+  var records = 0
+  /// Why the last save failed, while it has not succeeded since.
+  var failure: String?
+
+  /// One save to make, taken out of the journal so that it can be written without a lock.
+  struct Save: Sendable {
+    enum Kind: Sendable {
+      case append([String: LedgerEntry?])
+      case snapshot(Ledger)
+    }
+    var kind: Kind
+    /// Records the file holds once the save succeeded.
+    var records: Int
+  }
+
+  var isEmpty: Bool { changes.isEmpty && !needsSnapshot }
+
+  /// The save that brings the file up to `ledger`, or `nil` when it already is.
+  func pendingSave(of ledger: Ledger) -> Save? {
+    guard !isEmpty else { return nil }
+    let appended = records + changes.count
+    if needsSnapshot || appended > 2 * ledger.entries.count + 64 {
+      return Save(kind: .snapshot(ledger), records: ledger.entries.count)
+    }
+    return Save(kind: .append(changes), records: appended)
+  }
+
+  /// Records that `save` reached the file: the changes it carried are no longer pending.
+  mutating func saved(_ save: Save, ledger: Ledger) {
+    switch save.kind {
+    case .snapshot(let written):
+      // Entries changed after the snapshot was taken stay pending.
+      changes = changes.filter { key, entry in written[key] != entry }
+      needsSnapshot = written.epoch != ledger.epoch
+    case .append(let written):
+      changes = changes.filter { key, entry in written[key] != .some(entry) }
+    }
+    records = save.records
+    failure = nil
+  }
+
+  /// Records a failed save: the next one rewrites the whole file.
+  mutating func failed(_ reason: String) {
+    needsSnapshot = true
+    failure = reason
+  }
+
+  /// Notes a changed entry.
+  mutating func note(_ key: String, _ entry: LedgerEntry?) {
+    changes[key] = .some(entry)
+  }
+
+  /// Forgets pending changes: the next save rewrites the file from scratch.
+  mutating func reset() {
+    changes = [:]
+    needsSnapshot = true
+  }
+}
+
+extension LedgerFile {
+  /// Writes `save` to the file.
+  func write(_ save: LedgerJournal.Save) throws {
+    switch save.kind {
+    case .append(let changes):
+      try append(changes)
+    case .snapshot(let ledger):
+      try writeSnapshot(ledger)
+    }
+  }
+}

@@ -1,0 +1,190 @@
+import Foundation
+
+/// Every write one batch makes, planned from snapshots before any is made, as a value.
+///
+/// Planning (``EngineState/plan(_:)``) runs under the coordinator's lock and calls out to
+/// nothing: it checks each write against the store's limits, sets the ledger entries
+/// ahead of the writes (a pull's, and a merge's, with what to fall back to should its
+/// `UserDefaults` write not happen), and words the log lines. The coordinator then
+/// applies the plan outside the lock, in this order: save the ledger, write the store and
+/// `UserDefaults` in plan order, settle the entries written ahead, save the ledger again.
+/// A crash between any two of those writes loses nothing: a ledger ahead of the store is
+/// repaired by the rules (the store "lost our write", which is published again); one
+/// ahead of `UserDefaults` falls back at the next launch.
+struct BatchPlan: Sendable {
+  /// One write, in the order it is made.
+  enum Write: Sendable, Equatable {
+    /// A record to the store; for a merged value, also the value to `UserDefaults`.
+    case store(key: String, record: PropertyListValue, merged: PropertyListValue?)
+    /// A pulled state to `UserDefaults`.
+    case local(key: String, content: SyncRecord.Content)
+
+    var key: String {
+      switch self {
+      case .store(let key, _, _), .local(let key, _): key
+      }
+    }
+  }
+
+  /// The writes, each with the decision-log line to emit once it is made.
+  var writes: [(write: Write, log: String)] = []
+  /// Final ledger entries of the writes that were set ahead, applied once they are made.
+  var settled: [String: LedgerEntry] = [:]
+  /// The keys of the batch, and those of them refused.
+  var keys: [String] = []
+  var refused: Set<String> = []
+  var pulls = 0
+  var now = Date.distantPast
+}
+
+/// What one batch decided, with the snapshots it decided from.
+struct BatchDecisions: Sendable {
+  var keys: [String]
+  var decisions: [String: Reconciler.Decision]
+  /// Local values when the batch was read.
+  var local: [String: PropertyListValue]
+  /// Local values of the pulled keys, read again just before planning: a pull never
+  /// overwrites an edit made while it was decided.
+  var current: [String: PropertyListValue]
+  /// Store values when the batch was read.
+  var remote: [String: PropertyListValue]
+}
+
+extension EngineState {
+  /// Plans the writes of a decided batch: ledger entries set ahead, limits checked,
+  /// refusals and log lines recorded. Calls out to nothing.
+  mutating func plan(_ batch: BatchDecisions) -> BatchPlan {
+    var plan = BatchPlan(keys: batch.keys, now: configuration.clock())
+    for key in batch.keys {
+      guard let decision = batch.decisions[key] else { continue }
+      if let problem = decision.problem {
+        refuse(key, problem)
+        plan.refused.insert(key)
+      }
+      if batch.remote[key] == nil || budget.sizes[key] == nil {
+        budget.record(key, storeValue: batch.remote[key])
+      }
+      switch decision.action {
+      case .none:
+        break
+      case .skip(let reason):
+        debug("skip \(key): \(reason)")
+      case .adopt(let stamp):
+        budget.record(key, storeValue: batch.remote[key])
+        setLedger(key, LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(batch.local[key])))
+        debug("adopt \(key) g\(stamp.generation) (same value on both sides)")
+      case .push(let generation, let value, let reason):
+        let stamp = Stamp(generation: generation, origin: deviceID)
+        let merged = reason == .resolverMerged ? value : nil
+        planRecord(key, stamp: stamp, value: value, merged: merged, before: batch.local[key], reason: reason, &plan)
+      case .republish(let stamp, let value, let reason):
+        // A republished foreign value (empty origin) goes out as this device's write.
+        let origin = stamp.origin.isEmpty ? deviceID : stamp.origin
+        let republished = Stamp(generation: max(stamp.generation, 1), origin: origin)
+        planRecord(key, stamp: republished, value: value, merged: nil, before: batch.local[key], reason: reason, &plan)
+      case .pull(let stamp, let content, let reason):
+        budget.record(key, storeValue: batch.remote[key])
+        planPull(key, stamp: stamp, content: content, reason: reason, batch: batch, &plan)
+      }
+    }
+    return plan
+  }
+
+  /// Plans a record write, unless it does not fit the limits (then the key is refused and
+  /// keeps its ledger entry, so the next sync tries again).
+  private mutating func planRecord(
+    _ key: String, stamp: Stamp, value: PropertyListValue?, merged: PropertyListValue?,
+    before: PropertyListValue?, reason: SyncAction.Reason, _ plan: inout BatchPlan
+  ) {
+    let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(plan.now)
+    let record = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
+    let size = PropertyListValue.storeSize(key: key, value: record)
+    if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
+      refuse(key, refusal)
+      plan.refused.insert(key)
+      return
+    }
+    // Counted now, so the next planned write of the batch is checked against it too.
+    budget.record(key, storeValue: record)
+    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(value))
+    if merged != nil {
+      // The merged value also goes to UserDefaults: written ahead like a pull.
+      setLedger(key, entry.writtenAhead(replacing: before, previous: ledger[key]))
+      plan.settled[key] = entry
+    } else {
+      setLedger(key, entry)
+    }
+    let log = "push \(key) g\(stamp.generation) \(value.map(\.logDescription) ?? "deleted") (\(reason.rawValue))"
+    plan.writes.append((.store(key: key, record: record, merged: merged), log))
+  }
+
+  /// Plans a pull, unless the key was edited locally while the pull was decided.
+  private mutating func planPull(
+    _ key: String, stamp: Stamp, content: SyncRecord.Content, reason: SyncAction.Reason, batch: BatchDecisions,
+    _ plan: inout BatchPlan
+  ) {
+    let current = batch.current[key]
+    guard LedgerEntry.Agreed(current) == LedgerEntry.Agreed(batch.local[key]) else {
+      debug("keep \(key): edited locally while its pull was decided")
+      return
+    }
+    plan.pulls += 1
+    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content))
+    let log = "pull \(key) g\(stamp.generation) \(content.logDescription) (\(reason.rawValue))"
+    if LedgerEntry.Agreed(current) == entry.agreed {
+      setLedger(key, entry)
+      debug(log)
+    } else {
+      setLedger(key, entry.writtenAhead(replacing: current, previous: ledger[key]))
+      plan.settled[key] = entry
+      plan.writes.append((.local(key: key, content: content), log))
+    }
+  }
+
+  /// Settles an applied plan: the entries written ahead take their final state (those of
+  /// writes that were not made fall back), refusals of keys handled cleanly are lifted,
+  /// and the status times are set.
+  mutating func commit(_ plan: BatchPlan, made: Set<String>) {
+    for (key, entry) in plan.settled {
+      if made.contains(key) {
+        setLedger(key, entry)
+      } else if let ahead = ledger[key], ahead.pendingPull != nil {
+        setLedger(key, ahead.pendingPull?.previous.map(LedgerEntry.init(previous:)))
+      }
+    }
+    // A key leaves the refused list once a batch handles it without refusing it again.
+    for key in plan.keys where !plan.refused.contains(key) && status.refusedKeys[key] != nil {
+      status.refusedKeys[key] = nil
+    }
+    if plan.writes.contains(where: { if case .store = $0.write { made.contains($0.write.key) } else { false } }) {
+      status.lastPush = plan.now
+    }
+    if plan.pulls > 0 { status.lastPull = plan.now }
+  }
+}
+
+extension LedgerEntry {
+  /// This entry, marked as written ahead of a `UserDefaults` write that replaces `before`.
+  func writtenAhead(replacing before: PropertyListValue?, previous: LedgerEntry?) -> LedgerEntry {
+    var ahead = self
+    ahead.pendingPull = PendingPull(
+      localBefore: Agreed(before),
+      previous: previous.map { Previous(generation: $0.generation, agreed: $0.agreed, origin: $0.origin) })
+    return ahead
+  }
+
+  /// The entry a pending pull falls back to.
+  init(previous: Previous) {
+    self.init(generation: previous.generation, agreed: previous.agreed, origin: previous.origin)
+  }
+}
+
+extension SyncRecord.Content {
+  /// The content for the decision log: the value, or `deleted`.
+  var logDescription: String {
+    switch self {
+    case .value(let value): value.logDescription
+    case .deleted: "deleted"
+    }
+  }
+}
