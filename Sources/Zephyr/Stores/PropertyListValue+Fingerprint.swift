@@ -8,6 +8,12 @@ import Foundation
 /// whole seconds (swift-corelibs-foundation writes defaults as XML with whole-second
 /// dates, so `5.123` reads back as `5.0` in the next process). A value read back after a
 /// restart therefore fingerprints the same as the value that was written.
+///
+/// Every case has its own tag byte (`.bool` one for each value), and every
+/// variable-length part is preceded by its length, so distinct canonical values have
+/// distinct encodings; only the 64-bit hash itself can collide. Integers above `Int64.max` have their own tag
+/// (10) because their 64 bits are also those of a negative integer; the encoding of
+/// every other value is unchanged, so fingerprints in existing ledgers stay valid.
 struct Fingerprint: Hashable, Sendable {
   var rawValue: UInt64
 }
@@ -34,8 +40,15 @@ extension PropertyListValue {
       hasher.byte(2)
       hasher.word(UInt64(bitPattern: value))
     case .unsignedInteger(let value):
-      hasher.byte(2)
-      hasher.word(value)
+      if let signed = Int64(exactly: value) {
+        // Not a valid case (see ``PropertyListValue/unsignedInteger(_:)``), but it persists
+        // as the integer it equals: fingerprint it as one.
+        PropertyListValue.integer(signed).feed(into: &hasher)
+      } else {
+        // Its own tag: its 64 bits are also those of a negative `.integer`.
+        hasher.byte(10)
+        hasher.word(value)
+      }
     case .double(let value):
       hasher.byte(3)
       hasher.word(value.isNaN ? Double.nan.bitPattern : (value == 0 ? 0 : value.bitPattern))
