@@ -25,30 +25,85 @@ import Zephyr
 /// ``SimulatedDevice/Statistics-swift.struct/keyLengthExceptions``.
 ///
 /// Delivery is synchronous: when ``download(to:notify:)`` or ``deliver()`` returns, every
-/// observer of the device has been called and has returned.
+/// observer of the device has been called and has returned. Where it is called depends on
+/// ``Delivery``: by default, as on Apple platforms, on the cloud's own delivery thread,
+/// never the caller's, and a quota violation arrives there some time after the write that
+/// caused it (``waitForDeliveries()`` waits for it). ``duringNextWrite(to:_:)`` makes an
+/// event arrive while a device is being written to.
 public final class SimulatedCloud: Sendable {
+  /// Which thread a device's observers are called on.
+  public enum Delivery: Sendable, Hashable {
+    /// The cloud's own delivery thread, as `NSUbiquitousKeyValueStore` posts its
+    /// notifications on a thread of its choosing (the default). ``download(to:notify:)``,
+    /// ``post(_:to:)`` and ``switchAccount(of:to:)`` wait until the observers returned;
+    /// a quota violation is delivered after the write that caused it, without waiting.
+    case storeThread
+    /// The thread that calls ``download(to:notify:)``, ``post(_:to:)`` or
+    /// ``switchAccount(of:to:)``, and a quota violation on the writing thread, from inside
+    /// the write: the simplest world, with no second thread.
+    case callingThread
+  }
   /// The account every device starts in.
   public static let defaultAccount = "default"
 
   /// The limits every device enforces.
   public let limits: StoreLimits
+  /// Which thread observers are called on.
+  public var delivery: Delivery { deliverer.mode }
   let state: Locked<CloudState>
+  let deliverer: Deliverer
   private let devices = Locked<[String: SimulatedDevice]>([:])
 
   /// Creates an empty cloud with one default account, whose devices enforce `limits`
-  /// (`StoreLimits.iCloud` by default).
-  public init(limits: StoreLimits = .iCloud) {
+  /// (`StoreLimits.iCloud` by default) and whose observers are called as `delivery` says.
+  public init(limits: StoreLimits = .iCloud, delivery: Delivery = .storeThread) {
     self.limits = limits
     state = Locked(CloudState())
+    deliverer = Deliverer(mode: delivery)
+  }
+
+  /// Waits until every event queued for delivery (a quota violation, an event started by
+  /// ``duringNextWrite(to:_:)``) has been delivered and its observers returned. Returns at
+  /// once with ``Delivery/callingThread`` or on the delivery thread itself.
+  public func waitForDeliveries() {
+    deliverer.waitUntilIdle()
+  }
+
+  /// Runs `action` once, right after the next write the device `name` accepts: on the
+  /// delivery thread, while the writer goes on (``Delivery/storeThread``), or on the
+  /// writing thread from inside the write (``Delivery/callingThread``). Models an event
+  /// that arrives while an engine is writing:
+  ///
+  /// ```swift
+  /// cloud.duringNextWrite(to: "A") { cloud.download(to: "A") }
+  /// coordinatorA.sync()
+  /// cloud.waitForDeliveries()
+  /// ```
+  public func duringNextWrite(to name: String, _ action: @escaping @Sendable () -> Void) {
+    _ = device(name)
+    state.withLock { $0.devices[name]?.duringNextWrite.append(action) }
   }
 
   /// The device called `name`, created on first use in the default account. The same
   /// name always returns the same device.
-  public func device(_ name: String) -> SimulatedDevice {
+  ///
+  /// A new device has not had its initial download yet, as a new install on Apple
+  /// platforms: until its first ``download(to:notify:)`` it keeps no write (writes land in
+  /// its cache, readable there, but never reach the server), and that download replaces
+  /// its cache with the server's values and reports ``ExternalChange/Reason/initialSync``
+  /// (Apple: "Your attempt to write to key-value storage was discarded because an initial
+  /// download from iCloud has not yet happened"). Pass `initiallyDownloaded: true` for a
+  /// device whose initial download happened before the test starts.
+  public func device(_ name: String, initiallyDownloaded: Bool = false) -> SimulatedDevice {
     devices.withLock { devices in
       if let device = devices[name] { return device }
-      let device = SimulatedDevice(name: name, cloud: state, limits: limits)
-      state.withLock { $0.devices[name] = DeviceState(account: Self.defaultAccount) }
+      let device = SimulatedDevice(name: name, cloud: state, limits: limits, deliverer: deliverer)
+      state.withLock {
+        var fresh = DeviceState(account: Self.defaultAccount)
+        fresh.awaitingInitialDownload = !initiallyDownloaded
+        if initiallyDownloaded { fresh.replaceCache(with: $0.servers[Self.defaultAccount] ?? [:]) }
+        $0.devices[name] = fresh
+      }
       devices[name] = device
       return device
     }
@@ -77,12 +132,12 @@ public final class SimulatedCloud: Sendable {
   /// changed (none when nothing changed); `false` models a dropped event.
   public func download(to device: String, notify: Bool = true) {
     _ = self.device(device)
-    let (changed, observers) = state.withLock { state in
-      (state.download(to: device), Array(state.devices[device]?.observers.values ?? [:].values))
+    let (changed, initial, observers) = state.withLock { state in
+      let initial = state.devices[device]?.awaitingInitialDownload ?? false
+      return (state.download(to: device), initial, Array(state.devices[device]?.observers.values ?? [:].values))
     }
-    guard notify, !changed.isEmpty else { return }
-    let change = ExternalChange(reason: .serverChange, keys: changed)
-    for observer in observers { observer(change) }
+    guard notify, !changed.isEmpty || initial else { return }
+    deliverer.deliver(ExternalChange(reason: initial ? .initialSync : .serverChange, keys: changed), to: observers)
   }
 
   /// Downloads to every device, in name order, with notifications.
@@ -101,7 +156,7 @@ public final class SimulatedCloud: Sendable {
   public func post(_ change: ExternalChange, to device: String) {
     _ = self.device(device)
     let observers = state.withLock { Array($0.devices[device]?.observers.values ?? [:].values) }
-    for observer in observers { observer(change) }
+    deliverer.deliver(change, to: observers)
   }
 
   /// Signs a device into another account: its pending writes are dropped, its cache is
@@ -116,8 +171,7 @@ public final class SimulatedCloud: Sendable {
       )
     }
     _ = store
-    let change = ExternalChange(reason: .accountChange, keys: changed)
-    for observer in observers { observer(change) }
+    deliverer.deliver(ExternalChange(reason: .accountChange, keys: changed), to: observers)
   }
 
   /// The default account's server values.
@@ -161,11 +215,13 @@ public final class SimulatedDevice: KeyValueSyncStore {
   public let name: String
   private let cloud: Locked<CloudState>
   private let limits: StoreLimits
+  private let deliverer: Deliverer
 
-  init(name: String, cloud: Locked<CloudState>, limits: StoreLimits) {
+  init(name: String, cloud: Locked<CloudState>, limits: StoreLimits, deliverer: Deliverer) {
     self.name = name
     self.cloud = cloud
     self.limits = limits
+    self.deliverer = deliverer
   }
 
   /// What the device was asked to do so far.
@@ -219,9 +275,9 @@ public final class SimulatedDevice: KeyValueSyncStore {
     return true
   }
 
-  /// Calls `handler`, synchronously and on the caller's thread, for every event that
-  /// ``SimulatedCloud`` delivers or posts to this device, until the token is cancelled or
-  /// released.
+  /// Calls `handler` for every event that ``SimulatedCloud`` delivers or posts to this
+  /// device, on the thread ``SimulatedCloud/Delivery`` says, until the token is cancelled
+  /// or released.
   public func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ObservationToken {
     let id = UUID()
     let name = self.name
@@ -233,7 +289,8 @@ public final class SimulatedDevice: KeyValueSyncStore {
 
   private func write(_ value: PropertyListValue?, forKey key: String) {
     let size = value.map { key.utf8.count + SimulatedCloud.binaryPlistSize(of: $0) } ?? 0
-    let violation: (ExternalChange, [@Sendable (ExternalChange) -> Void])? = cloud.withLock { state in
+    typealias Observer = @Sendable (ExternalChange) -> Void
+    let (violation, interleaved): ((ExternalChange, [Observer])?, [@Sendable () -> Void]) = cloud.withLock { state in
       let sequence = state.nextSequence
       var written = false
       let violation = state.withDevice(name) { device -> (ExternalChange, [@Sendable (ExternalChange) -> Void])? in
@@ -248,17 +305,25 @@ public final class SimulatedDevice: KeyValueSyncStore {
           return (ExternalChange(reason: .quotaViolation, keys: [key]), Array(device.observers.values))
         }
         device.store(value, forKey: key, size: size)
-        device.pending.append(PendingWrite(sequence: sequence, key: key, value: value))
+        if !device.awaitingInitialDownload {
+          device.pending.append(PendingWrite(sequence: sequence, key: key, value: value))
+        }
         device.statistics.writes += 1
         written = true
         return nil
       }
-      if written { state.nextSequence += 1 }
-      return violation ?? nil
+      var interleaved: [@Sendable () -> Void] = []
+      if written {
+        state.nextSequence += 1
+        interleaved = state.devices[name]?.duringNextWrite ?? []
+        state.devices[name]?.duringNextWrite = []
+      }
+      return (violation ?? nil, interleaved)
     }
     if let (change, observers) = violation {
-      for observer in observers { observer(change) }
+      deliverer.deliverLater { for observer in observers { observer(change) } }
     }
+    for action in interleaved { deliverer.deliverLater(action) }
   }
 }
 
@@ -284,9 +349,21 @@ struct DeviceState {
   var pending: [PendingWrite] = []
   var observers: [UUID: @Sendable (ExternalChange) -> Void] = [:]
   var statistics = SimulatedDevice.Statistics()
+  var duringNextWrite: [@Sendable () -> Void] = []
+  /// Whether the device's initial download is still to come: its writes are not kept.
+  var awaitingInitialDownload = false
 
   init(account: String) {
     self.account = account
+  }
+
+  mutating func replaceCache(with values: [String: PropertyListValue]) {
+    cache = [:]
+    sizes = [:]
+    totalBytes = 0
+    for (key, value) in values {
+      store(value, forKey: key, size: key.utf8.count + SimulatedCloud.binaryPlistSize(of: value))
+    }
   }
 
   mutating func store(_ value: PropertyListValue?, forKey key: String, size: Int) {
@@ -325,6 +402,15 @@ struct CloudState {
   mutating func download(to name: String) -> [String] {
     guard var device = devices.removeValue(forKey: name) else { return [] }
     let server = servers[device.account] ?? [:]
+    if device.awaitingInitialDownload {
+      // The initial download: every write made before it is discarded.
+      let before = device.cache
+      device.replaceCache(with: server)
+      device.pending = []
+      device.awaitingInitialDownload = false
+      devices[name] = device
+      return Set(before.keys).union(server.keys).filter { before[$0] != server[$0] }.sorted()
+    }
     let unsent = Set(device.pending.map(\.key))
     var changed: [String] = []
     for key in Set(server.keys).union(device.cache.keys) where !unsent.contains(key) && server[key] != device.cache[key]
@@ -351,5 +437,45 @@ struct CloudState {
     }
     devices[name] = device
     return Set(before.keys).union(server.keys).filter { before[$0] != server[$0] }.sorted()
+  }
+}
+
+/// Calls observers on the thread ``SimulatedCloud/Delivery`` says.
+final class Deliverer: Sendable {
+  let mode: SimulatedCloud.Delivery
+  private let queue = DispatchQueue(label: "ZephyrTesting.SimulatedCloud.delivery")
+  private static let onQueue = DispatchSpecificKey<Bool>()
+
+  init(mode: SimulatedCloud.Delivery) {
+    self.mode = mode
+    queue.setSpecific(key: Self.onQueue, value: true)
+  }
+
+  private var isOnQueue: Bool { DispatchQueue.getSpecific(key: Self.onQueue) == true }
+
+  /// Delivers `change` to `observers` and returns once they all returned.
+  func deliver(_ change: ExternalChange, to observers: [@Sendable (ExternalChange) -> Void]) {
+    guard !observers.isEmpty else { return }
+    let call: @Sendable () -> Void = { for observer in observers { observer(change) } }
+    guard mode == .storeThread, !isOnQueue else { return call() }
+    let done = DispatchSemaphore(value: 0)
+    queue.async {
+      call()
+      done.signal()
+    }
+    done.wait()
+  }
+
+  /// Runs `action` on the delivery thread without waiting for it, or at once on this
+  /// thread with ``SimulatedCloud/Delivery/callingThread``.
+  func deliverLater(_ action: @escaping @Sendable () -> Void) {
+    guard mode == .storeThread else { return action() }
+    queue.async(execute: action)
+  }
+
+  /// Waits until everything queued has run.
+  func waitUntilIdle() {
+    guard mode == .storeThread, !isOnQueue else { return }
+    queue.sync {}
   }
 }
