@@ -62,8 +62,10 @@ struct SyncScenarioTests {
     #expect((a.store.statistics.writes, b.store.statistics.writes) == writes, "a further round writes nothing")
   }
 
+  /// Needs an edit the coordinator has not pushed yet: in the Linux-plain world an edit
+  /// announces nothing. (In Apple's, the same window is the coalesced push still queued.)
   @Test func syncPrefersLocalAndInboundPrefersRemote() {
-    let harness = Harness()
+    let harness = Harness(world: .linuxPlain)
     let a = harness.device("A", monitored: ["theme"])
     let b = harness.device("B", monitored: ["theme"])
     a.set(.string("base"), "theme")
@@ -141,8 +143,10 @@ struct SyncScenarioTests {
     #expect(harness.cloud.serverValues["theme"] != nil, "the value is pushed again")
   }
 
+  /// A new install that syncs before any store event (the Linux-plain world announces no
+  /// edit, so nothing is pushed before `sync()`).
   @Test func newDeviceNeverOverwritesCloudHistory() {
-    let harness = Harness()
+    let harness = Harness(world: .linuxPlain)
     let a = harness.device("A", monitored: ["theme"])
     a.set(.string("dusk"), "theme")
     a.coordinator.sync()
@@ -156,6 +160,33 @@ struct SyncScenarioTests {
     #expect(b.value("theme") == .string("dusk"))
     harness.cloud.upload()
     #expect(harness.cloud.serverValues["theme"] == a.store.value(forKey: "theme"))
+  }
+
+  /// Issue 9, item 1: in Apple's world a new install's first-launch write is pushed at
+  /// once, and the store discards it until its initial download, which reports
+  /// `initialSync`. Whatever the device ids sort like, the cloud's value wins, on every
+  /// device; a key the cloud never had is uploaded after the download.
+  @Test(arguments: ["A", "Z"])
+  func writesBeforeTheInitialDownloadYieldToTheCloudWhateverTheIDs(newID: String) {
+    let harness = Harness()
+    let old = harness.device("M", monitored: ["theme", "fresh"])
+    old.set(.string("dark"), "theme")
+    harness.round()
+
+    let install = harness.device(newID, monitored: ["theme", "fresh"], initiallyDownloaded: false)
+    install.set(.string("light"), "theme")  // the app's first-launch default, pushed at once
+    install.set(.string("mine"), "fresh")
+    #expect(install.store.statistics.writes >= 2, "the blind writes were pushed")
+    harness.cloud.upload()
+    #expect(harness.cloud.serverValues["fresh"] == nil, "the store kept no write before the initial download")
+    harness.cloud.download(to: newID)  // initialSync
+    #expect(install.value("theme") == .string("dark"))
+    #expect(install.value("fresh") == .string("mine"), "a key the cloud never had keeps its value")
+    harness.round()
+    harness.round()
+    #expect(install.value("theme") == .string("dark"))
+    #expect(old.value("theme") == .string("dark"))
+    #expect(old.value("fresh") == .string("mine"), "and is uploaded after the download")
   }
 
   @Test func newDeviceThatUploadsBeforeItsFirstDownloadYieldsToEditedCloudHistory() {

@@ -36,12 +36,28 @@ struct OperationLane: Sendable {
   /// A push of local edits is scheduled on the local-edit queue.
   var flushScheduled = false
 
-  /// Whether a caller on another thread may wait for the lane now.
-  var mayWait: Bool { !isBusy || !isWritingLocally }
+  /// Whether a caller on another thread can go on now: the lane is free (it takes it), or
+  /// the running operation is inside a `UserDefaults` write (it queues its request there,
+  /// since waiting could deadlock). Otherwise it waits.
+  var admitsCaller: Bool { !isBusy || isWritingLocally }
 
   /// Queues `request` unless it is queued already (a duplicate adds nothing).
   mutating func queue(_ request: Request) {
     if request == .localEdits || request == .sync, queued.contains(request) { return }
     queued.append(request)
+  }
+}
+
+extension EngineState {
+  /// Takes the lane for `request` when it is free (`true`); otherwise, the running
+  /// operation being inside a `UserDefaults` write, queues `request` for it (`false`).
+  mutating func takeLaneOrQueue(_ request: Request) -> Bool {
+    guard lane.isBusy else {
+      lane.isBusy = true
+      return true
+    }
+    lane.queue(request)
+    debug("\(request.callName) while another thread writes UserDefaults: queued for that operation")
+    return false
   }
 }

@@ -34,6 +34,7 @@ extension SyncCoordinator {
 
   /// An inbound store event, applied to the monitored keys it names.
   func handle(_ change: ExternalChange, _ effects: inout OperationEffects) {
+    if change.reason == .initialSync { forgetDiscardedWrites() }
     let keys = state.withLock { state -> [String] in
       let now = state.configuration.clock()
       state.status.lastEvent = SyncStatus.Event(reason: change.reason, date: now, keyCount: change.keys?.count)
@@ -52,8 +53,9 @@ extension SyncCoordinator {
         // a conflict, and an inbound event prefers the remote value.
         break
       }
-      // After an account change every monitored key is news, whatever the event names.
-      let named = change.reason == .accountChange ? nil : change.keys
+      // After an account change or the initial download every monitored key is news,
+      // whatever the event names.
+      let named = change.reason == .serverChange ? change.keys : nil
       let keys = named.map { state.monitoredKeys.intersection($0) } ?? state.monitoredKeys
       if keys.isEmpty {
         state.debug("\(change.reason) event: no monitored key named, nothing to do")
@@ -102,6 +104,35 @@ extension SyncCoordinator {
         state.setLedger(key, state.ledger[key]?.resolved(local: local[key]))
       }
       state.debug("settled \(pending.count) pull(s) interrupted before the last exit")
+    }
+  }
+
+  /// The initial download (a new install, or a new account) discarded what this device
+  /// wrote before it: those writes are no history. Every ledger entry of this device's own
+  /// write where the store now holds another writer's value, or nothing, is forgotten, so the cloud's value wins over it
+  /// whatever the device ids ("cloud history beats a never-synced device"), and a key the
+  /// cloud never had is uploaded again. History of writes the store holds, and of values
+  /// this device took from the store, is kept.
+  func forgetDiscardedWrites() {
+    let own = state.withLock { state in state.ledger.entries.filter { $0.value.origin == state.deviceID } }
+    guard !own.isEmpty else { return }
+    let held = storeValues(own.keys)
+    state.withLock { state in
+      var forgotten = 0
+      for (key, entry) in own {
+        // The store holds this device's write, or an older one of its own (a crash left
+        // the ledger ahead: the rules republish it): history to keep.
+        if case .record(let record) = RemoteState(storeValue: held[key]), record.origin == entry.origin,
+          record.generation <= entry.generation
+        {
+          continue
+        }
+        guard state.ledger[key] == entry else { continue }
+        state.setLedger(key, nil)
+        forgotten += 1
+      }
+      state.debug(
+        "initial download: \(forgotten) write(s) made before it were discarded by the store; the cloud's values win")
     }
   }
 

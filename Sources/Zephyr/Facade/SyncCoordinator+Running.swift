@@ -31,15 +31,7 @@ extension SyncCoordinator {
       }
       return
     }
-    let owns = state.withLock(when: { $0.lane.mayWait }) { state -> Bool in
-      guard state.lane.isBusy else {
-        state.lane.isBusy = true
-        return true
-      }
-      state.lane.queue(request)
-      state.debug("\(request.callName) while another thread writes UserDefaults: queued for that operation")
-      return false
-    }
+    let owns = state.withLock(when: { $0.lane.admitsCaller }, { $0.takeLaneOrQueue(request) })
     guard owns else {
       emitLogs()
       return
@@ -105,6 +97,12 @@ extension SyncCoordinator {
   /// held: the handler may call back into the coordinator. Lines its calls record are
   /// emitted too, a few rounds deep; later ones wait for the next operation.
   func emitLogs() {
+    // A handler's own calls record lines too: the outer loop emits them, not a nested one.
+    guard Self.emitting != id else { return }
+    Self.$emitting.withValue(id) { emitRecordedLogs() }
+  }
+
+  private func emitRecordedLogs() {
     for _ in 0..<4 {
       let (logs, handler) = state.withLock { $0.takeLogs() }
       guard !logs.isEmpty else { return }

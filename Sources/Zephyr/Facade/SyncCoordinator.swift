@@ -67,6 +67,8 @@ public final class SyncCoordinator: Sendable {
   /// Set while the current thread runs user code for the coordinator's operation (a
   /// conflict resolver): a call back into that coordinator is not honoured.
   @TaskLocal static var inCallback: ObjectIdentifier?
+  /// Set while the current thread hands log lines to the log handler.
+  @TaskLocal static var emitting: ObjectIdentifier?
   /// Counts `didChangeNotification`s that arrive on the operating thread while it writes
   /// to `UserDefaults`, to tell Zephyr's own writes from an observer's nested ones.
   @TaskLocal static var localWrites: LocalWriteCount?
@@ -196,7 +198,7 @@ public final class SyncCoordinator: Sendable {
       return
     }
     localEditQueue.sync {}
-    state.withLock(when: { $0.lane.mayWait && !$0.lane.isBusy }) { _ in }
+    state.withLock(when: { !$0.lane.isBusy }, { _ in })
   }
 
   // MARK: Observers

@@ -41,6 +41,11 @@ struct ConvergenceTests {
     return lower..<upper
   }
 
+  /// Scenarios also run in the Linux-plain world, where no edit announces itself: there
+  /// `.set` steps stay unpushed until a `.notify` or a sync, which exercises the engine's
+  /// diff against the ledger and pending edits meeting inbound events.
+  static let linuxPlainShare = 5
+
   @Test(arguments: 0..<batchCount)
   func randomScenariosConvergeOnALegitimateState(batch: Int) {
     for seed in Self.seeds(ofBatch: batch) {
@@ -49,6 +54,14 @@ struct ConvergenceTests {
       ScenarioStatistics.shared.record(outcome, steps: scenario.steps.count)
     }
     ScenarioStatistics.shared.batchFinished(of: Self.batchCount)
+  }
+
+  /// One in ``linuxPlainShare`` of the same seeds, replayed in the Linux-plain world.
+  @Test(arguments: 0..<batchCount)
+  func randomScenariosConvergeInTheLinuxPlainWorld(batch: Int) {
+    for seed in Self.seeds(ofBatch: batch) where seed % UInt64(Self.linuxPlainShare) == 0 {
+      ScenarioCheck.run(Scenario.generate(seed: seed), world: .linuxPlain)
+    }
   }
 }
 

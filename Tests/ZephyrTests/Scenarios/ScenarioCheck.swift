@@ -7,26 +7,28 @@ import Testing
 enum ScenarioCheck {
   /// Runs `scenario` and reports any violation.
   @discardableResult
-  static func run(_ scenario: Scenario, extraRounds: Int = 1, sourceLocation: SourceLocation = #_sourceLocation)
-    -> ScenarioOutcome
-  {
-    let outcome = ScenarioRunner.run(scenario, extraRounds: extraRounds)
-    report(scenario, outcome, extraRounds: extraRounds, sourceLocation: sourceLocation)
+  static func run(
+    _ scenario: Scenario, extraRounds: Int = 1, world: World = .apple,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) -> ScenarioOutcome {
+    let outcome = ScenarioRunner.run(scenario, extraRounds: extraRounds, world: world)
+    report(scenario, outcome, extraRounds: extraRounds, world: world, sourceLocation: sourceLocation)
     return outcome
   }
 
   /// Records `outcome`'s violations, if any, after shrinking `scenario`.
   static func report(
-    _ scenario: Scenario, _ outcome: ScenarioOutcome, extraRounds: Int = 1, sourceLocation: SourceLocation
+    _ scenario: Scenario, _ outcome: ScenarioOutcome, extraRounds: Int = 1, world: World = .apple,
+    sourceLocation: SourceLocation
   ) {
     guard let kind = outcome.violations.first?.kind else { return }
     // A new bug must not shrink into a known one.
     let new = KnownEngineBug.explaining(outcome) == nil
     let shrunk = ScenarioShrinker.shrink(scenario) { candidate in
-      let replay = ScenarioRunner.run(candidate, extraRounds: extraRounds)
+      let replay = ScenarioRunner.run(candidate, extraRounds: extraRounds, world: world)
       return replay.violations.contains { $0.kind == kind } && (!new || KnownEngineBug.explaining(replay) == nil)
     }
-    let shrunkOutcome = ScenarioRunner.run(shrunk, verbose: true, extraRounds: extraRounds)
+    let shrunkOutcome = ScenarioRunner.run(shrunk, verbose: true, extraRounds: extraRounds, world: world)
     let text = ScenarioShrinker.report(
       original: scenario, outcome: outcome, shrunk: shrunk, shrunkOutcome: shrunkOutcome)
     if let known = KnownEngineBug.explaining(shrunkOutcome) {
@@ -41,7 +43,7 @@ enum ScenarioCheck {
   /// For a regression test of an open bug: the scenario still breaks an invariant.
   /// Recorded as a known issue while the bug is open; once it is fixed, the known issue
   /// no longer occurs and the test fails, as a reminder to drop the `withKnownIssue`.
-  static func replay(_ scenario: Scenario, extraRounds: Int = 1) -> [Violation] {
-    ScenarioRunner.run(scenario, extraRounds: extraRounds).violations
+  static func replay(_ scenario: Scenario, extraRounds: Int = 1, world: World = .apple) -> [Violation] {
+    ScenarioRunner.run(scenario, extraRounds: extraRounds, world: world).violations
   }
 }

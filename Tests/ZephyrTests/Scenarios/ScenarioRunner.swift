@@ -31,9 +31,9 @@ final class ScenarioRunner {
   private let verbose: Bool
   private let extraRounds: Int
 
-  private init(_ scenario: Scenario, verbose: Bool, extraRounds: Int, suitePrefix: String) {
+  private init(_ scenario: Scenario, verbose: Bool, extraRounds: Int, suitePrefix: String, world: World) {
     self.extraRounds = extraRounds
-    harness = Harness(suitePrefix: suitePrefix, ledgerRoot: SuitePool.ledgerRoot)
+    harness = Harness(suitePrefix: suitePrefix, ledgerRoot: SuitePool.ledgerRoot, world: world)
     self.scenario = scenario
     self.verbose = verbose
     // Tombstone dates come from one counter, so every tombstone is told apart.
@@ -57,9 +57,12 @@ final class ScenarioRunner {
 
   /// Runs `scenario`; `extraRounds` rounds after agreement must write nothing and change
   /// nothing.
-  static func run(_ scenario: Scenario, verbose: Bool = false, extraRounds: Int = 1) -> ScenarioOutcome {
-    SuitePool.shared.withPrefix { prefix in
-      let runner = ScenarioRunner(scenario, verbose: verbose, extraRounds: extraRounds, suitePrefix: prefix)
+  static func run(
+    _ scenario: Scenario, verbose: Bool = false, extraRounds: Int = 1, world: World = .apple
+  ) -> ScenarioOutcome {
+    SuitePool.shared.withPrefix(world: world) { prefix in
+      let runner = ScenarioRunner(
+        scenario, verbose: verbose, extraRounds: extraRounds, suitePrefix: prefix, world: world)
       for (index, step) in scenario.steps.enumerated() {
         runner.execute(step, at: index)
       }

@@ -4,9 +4,23 @@ import ZephyrTesting
 
 @testable import Zephyr
 
+/// Which Foundation the harness emulates.
+enum World: Sendable, CaseIterable, CustomStringConvertible {
+  /// Apple's documented behaviour (DESIGN §7), the default: every suite is an
+  /// `AppleFaithfulDefaults`, which posts `didChangeNotification` synchronously inside each
+  /// write on the writing thread, and the cloud delivers events on its own thread.
+  case apple
+  /// What swift-corelibs-foundation shows: plain `UserDefaults` that announce nothing, and
+  /// events delivered on the caller's thread.
+  case linuxPlain
+
+  var description: String { self == .apple ? "apple" : "linux-plain" }
+}
+
 /// Devices on one `SimulatedCloud`, each with its own real `UserDefaults` suite, ledger
 /// folder and coordinator. Everything it created is removed when it is released.
 final class Harness {
+  let world: World
   let cloud: SimulatedCloud
   let ledgerDirectory: URL
   private let prefix: String
@@ -18,33 +32,41 @@ final class Harness {
   ///     `synchronize()`, so tests that create thousands of harnesses reuse names from a
   ///     ``SuitePool``.
   ///   - ledgerRoot: Where the ledger folder goes; the temporary directory by default.
-  init(limits: StoreLimits = .iCloud, suitePrefix: String? = nil, ledgerRoot: URL? = nil) {
+  ///   - world: Apple's documented Foundation (the default) or Linux's plain one.
+  init(limits: StoreLimits = .iCloud, suitePrefix: String? = nil, ledgerRoot: URL? = nil, world: World = .apple) {
     let unique = "zephyr-tests.\(UUID().uuidString.prefix(8))"
     prefix = suitePrefix ?? unique
-    cloud = SimulatedCloud(limits: limits)
+    self.world = world
+    cloud = SimulatedCloud(limits: limits, delivery: world == .apple ? .storeThread : .callingThread)
     ledgerDirectory = (ledgerRoot ?? FileManager.default.temporaryDirectory)
       .appendingPathComponent(unique, isDirectory: true)
   }
 
   deinit {
     // Coordinators first: a live one would take the removal for a reset and write back.
+    cloud.waitForDeliveries()
     for device in devices.values { device.shutDown() }
     for device in devices.values { device.defaults.removePersistentDomain(forName: device.suiteName) }
     try? FileManager.default.removeItem(at: ledgerDirectory)
   }
 
   /// The device called `name`, created with `monitored` keys on first use.
+  ///   - initiallyDownloaded: Whether the device's store had its initial download before
+  ///     the app launched (`true`, an existing install); `false` models a new install.
   @discardableResult
   func device(
-    _ name: String, monitored: [String] = [], configure: @escaping (inout SyncConfiguration) -> Void = { _ in }
+    _ name: String, monitored: [String] = [], initiallyDownloaded: Bool = true,
+    configure: @escaping (inout SyncConfiguration) -> Void = { _ in }
   ) -> TestDevice {
     if let device = devices[name] { return device }
     let suiteName = "\(prefix).\(name)"
-    guard let defaults = UserDefaults(suiteName: suiteName) else {
+    let opened = world == .apple ? AppleFaithfulDefaults(suiteName: suiteName) : UserDefaults(suiteName: suiteName)
+    guard let defaults = opened else {
       preconditionFailure("cannot open suite \(suiteName)")
     }
     let device = TestDevice(
-      name: name, suiteName: suiteName, defaults: defaults, store: cloud.device(name),
+      name: name, suiteName: suiteName, defaults: defaults,
+      store: cloud.device(name, initiallyDownloaded: initiallyDownloaded),
       ledgerDirectory: ledgerDirectory, configure: configure)
     device.coordinator.addKeysToBeMonitored(keys: monitored)
     devices[name] = device
@@ -122,12 +144,22 @@ final class TestDevice {
     current = nil
   }
 
+  /// Sets a value as the app would. In the Apple world the write announces itself and the
+  /// coordinator pushes it; this waits for that push, so that tests stay deterministic.
   func set(_ value: PropertyListValue, _ key: String) {
     defaults.set(value.foundationValue, forKey: key)
+    settle()
   }
 
+  /// Removes a value as the app would; see ``set(_:_:)``.
   func remove(_ key: String) {
     defaults.removeObject(forKey: key)
+    settle()
+  }
+
+  /// Waits for the push a local edit scheduled, if any (none in the Linux-plain world).
+  func settle() {
+    current?.waitForPendingLocalEdits()
   }
 
   /// The key's value in the suite's persistent domain.

@@ -22,7 +22,7 @@ final class SuitePool: Sendable {
   }()
 
   private struct Slots {
-    var free: [String] = []
+    var free: [World: [String]] = [:]
     var created = 0
   }
 
@@ -31,13 +31,15 @@ final class SuitePool: Sendable {
 
   /// Runs `body` with a prefix no other running `body` uses. Everything `body` built on
   /// it must be released when it returns.
-  func withPrefix<Result>(_ body: (String) -> Result) -> Result {
+  /// Suites of one world are never reused by the other: Foundation keeps the first
+  /// instance a suite name was opened with.
+  func withPrefix<Result>(world: World = .apple, _ body: (String) -> Result) -> Result {
     let prefix = slots.withLock { slots in
-      if let prefix = slots.free.popLast() { return prefix }
+      if let prefix = slots.free[world]?.popLast() { return prefix }
       slots.created += 1
-      return "\(name).\(slots.created)"
+      return "\(name).\(world).\(slots.created)"
     }
-    defer { slots.withLock { $0.free.append(prefix) } }
+    defer { slots.withLock { $0.free[world, default: []].append(prefix) } }
     return body(prefix)
   }
 }
