@@ -21,6 +21,13 @@ struct FuzzTests {
   /// input of that key into the same finding.
   static let topKey = "fuzz.top"
 
+  /// The seed of chunk 0; chunk `n` uses `baseSeed + n`. Every input derives from it, and
+  /// a failure names its chunk, index and seed: `ZEPHYR_FUZZ_SEED=S swift test --filter
+  /// FuzzTests` replays a run. (Threads are not seeded: deliveries are awaited one by one.)
+  static var baseSeed: UInt64 {
+    ProcessInfo.processInfo.environment["ZEPHYR_FUZZ_SEED"].flatMap(UInt64.init) ?? 0xF022
+  }
+
   /// How a store value reaches the device.
   enum Route: CaseIterable {
     case downloadWithEvent, replayedEvent, syncKeys, fullSync, initialSyncForAll
@@ -38,9 +45,9 @@ struct FuzzTests {
   /// Puts `garbage` on the server under `key`, lets it reach A by `route`, and checks
   /// what A did with it. Returns whether the input reached A.
   @discardableResult
-  private static func deliver(_ garbage: PropertyListValue, to key: String, by route: Route, in harness: Harness)
-    -> Bool
-  {
+  private static func deliver(
+    _ garbage: PropertyListValue, to key: String, by route: Route, in harness: Harness, origin: String = ""
+  ) -> Bool {
     let a = harness.device("A")
     // A download skips keys with writes not uploaded yet (A repairs what it refused).
     harness.cloud.upload(from: "A")
@@ -67,9 +74,13 @@ struct FuzzTests {
       harness.cloud.download(to: "A", notify: false)
       harness.cloud.post(ExternalChange(reason: .initialSync, keys: nil), to: "A")
     }
+    // Whatever the delivery queued (a quota violation, a request queued for a running
+    // operation) is applied before the outcome is read.
+    harness.cloud.waitForDeliveries()
+    a.settle()
     let after = a.value(key)
     let refusal = a.coordinator.status.refusedKeys[key]
-    let context = "\(garbage.logDescription) under \(key) by \(route)"
+    let context = "\(garbage.logDescription) under \(key) by \(route) \(origin)"
     switch Garbage.kind(of: garbage) {
     case .malformed:
       #expect(after == before, "a malformed record changed the local value: \(context)")
@@ -120,7 +131,8 @@ struct FuzzTests {
     let harness = Harness()
     _ = Self.steadyDevice(harness)
     var inputs = chunk == 0 ? Garbage.systematic : []
-    var random = SeededGenerator(seed: UInt64(0xF022 + chunk))
+    let seed = Self.baseSeed + UInt64(chunk)
+    var random = SeededGenerator(seed: seed)
     for _ in 0..<Self.mutatedPerChunk { inputs.append(Garbage.mutated(using: &random)) }
     var delivered = 0
     for (index, garbage) in inputs.enumerated() {
@@ -128,7 +140,8 @@ struct FuzzTests {
       var top = false
       if case .record = Garbage.kind(of: garbage) { top = Garbage.generation(of: garbage) == Garbage.maximumGeneration }
       let key = top ? Self.topKey : Self.keys[index % Self.keys.count]
-      if Self.deliver(garbage, to: key, by: route, in: harness) { delivered += 1 }
+      let origin = "chunk \(chunk) #\(index), seed \(seed) (replay: ZEPHYR_FUZZ_SEED=\(Self.baseSeed))"
+      if Self.deliver(garbage, to: key, by: route, in: harness, origin: origin) { delivered += 1 }
     }
     #expect(delivered >= inputs.count * 9 / 10)
   }

@@ -42,6 +42,10 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   /// Whether the device is signed into an iCloud account; `nil` where the store cannot
   /// tell (off Apple platforms).
   public var isSignedIn: Bool?
+  /// What the store's `synchronize()` returned the last time Zephyr called it; `nil`
+  /// before the first call. `false` means the app cannot use iCloud: no account, or the
+  /// app lacks the key-value storage entitlement. Nothing syncs until it returns `true`.
+  public var lastSynchronizeSucceeded: Bool?
   /// When this device last wrote to the store.
   public var lastPush: Date?
   /// When this device last wrote a value from the store into `UserDefaults`.
@@ -85,6 +89,9 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
       row(index == 0 ? "largest keys" : "", "\(entry.key): \(entry.bytes) bytes")
     }
     row("iCloud account", isSignedIn.map { $0 ? "signed in" : "signed out" } ?? "unknown")
+    row(
+      "synchronize()",
+      lastSynchronizeSucceeded.map { $0 ? "succeeded" : "FAILED: no iCloud account or no entitlement" } ?? "not called")
     row("monitored keys", monitoredKeys.isEmpty ? "none" : monitoredKeys.sorted().joined(separator: ", "))
     row("last push", time(lastPush))
     row("last pull", time(lastPull))

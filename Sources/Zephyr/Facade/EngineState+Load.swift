@@ -10,6 +10,7 @@ extension EngineState {
     let deviceID = loadDeviceID(domain: domain, configuration: configuration, notes: &notes)
     var ledger: Ledger
     var records = 0
+    var mayBeStale = false
     if let epoch = domain.bookkeepingString(forKey: ledgerIDKey), !epoch.isEmpty {
       ledger = Ledger(epoch: epoch)
       do {
@@ -18,14 +19,22 @@ extension EngineState {
             ledger = stored.ledger
             records = stored.records
             if stored.damagedTail {
+              mayBeStale = true
               notes.append("ledger had a damaged tail: its last saves were ignored, older history kept")
             }
           } else {
             notes.append("ledger belongs to another copy of this domain: discarded, no history")
           }
+        } else {
+          // The domain has synced before (it carries an epoch), but its ledger is gone.
+          mayBeStale = true
+          notes.append(
+            "ledger file missing at \(ledgerFile.url.path): history rebuilt from the store and this device's own records"
+          )
         }
       } catch {
-        notes.append("ledger unreadable (\(error)): discarded, no history")
+        mayBeStale = true
+        notes.append("ledger unreadable (\(error)): discarded, history rebuilt from the store")
       }
     } else {
       // A new or reset domain: whatever a ledger file says describes values it no longer has.
@@ -37,6 +46,7 @@ extension EngineState {
       status: SyncStatus(limits: configuration.limits))
     state.journal.records = records
     state.journal.needsSnapshot = records == 0
+    state.ledgerMayBeStale = mayBeStale
     for note in notes { state.note(note) }
     return state
   }

@@ -12,6 +12,10 @@ struct EngineState: Sendable {
   var deviceID: String
   var ledger: Ledger
   var journal = LedgerJournal()
+  /// Whether the ledger may be older than what this device wrote: a save failed, or at
+  /// launch the domain was the same copy but its ledger file was missing or damaged. The
+  /// device's own records then count as history (see ``Reconciler``).
+  var ledgerMayBeStale = false
   var status: SyncStatus
   var budget = StoreBudget()
   var lane = OperationLane()

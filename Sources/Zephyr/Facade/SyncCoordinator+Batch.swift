@@ -13,7 +13,7 @@ extension SyncCoordinator {
   ) -> Set<String> {
     guard !keys.isEmpty else { return [] }
     // A pull written ahead before a crash is settled against the local value first.
-    let (entries, resolver) = state.withLock { state in
+    let (entries, resolver, ownOrigin) = state.withLock { state in
       var entries: [String: LedgerEntry] = [:]
       for key in keys {
         if let entry = state.ledger[key], entry.pendingPull != nil {
@@ -21,7 +21,7 @@ extension SyncCoordinator {
         }
         entries[key] = state.ledger[key]
       }
-      return (entries, state.configuration.conflictResolver)
+      return (entries, state.configuration.conflictResolver, state.ledgerMayBeStale ? state.deviceID : nil)
     }
 
     var decisions: [String: Reconciler.Decision] = [:]
@@ -29,7 +29,7 @@ extension SyncCoordinator {
       for key in keys {
         decisions[key] = Reconciler.decide(
           key: key, local: local[key], storeValue: remote[key], ledger: entries[key], policy: policy,
-          resolver: resolver)
+          resolver: resolver, ownOrigin: ownOrigin)
       }
     }
 

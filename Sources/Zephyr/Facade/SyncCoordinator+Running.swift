@@ -68,7 +68,7 @@ extension SyncCoordinator {
       case .settlePendingPulls: settlePendingPulls()
       }
       if effects.storeWritten, state.withLock({ $0.configuration.synchronizeOnChange }), mayWrite(nil) {
-        store.synchronize()
+        synchronizeStore()
       }
       state.withLock { $0.checkBudgetThreshold() }
       saveLedger()
@@ -132,6 +132,20 @@ extension SyncCoordinator {
     }
   }
 
+  /// Calls the store's `synchronize()` and records what it returned; the first `false`
+  /// of a run of them is logged as a warning.
+  func synchronizeStore() {
+    let succeeded = store.synchronize()
+    state.withLock { state in
+      if !succeeded, state.status.lastSynchronizeSucceeded != false {
+        state.warn(
+          "the store's synchronize() returned false: no iCloud account, or the app lacks the key-value storage entitlement; nothing syncs"
+        )
+      }
+      state.status.lastSynchronizeSucceeded = succeeded
+    }
+  }
+
   // MARK: Writes
 
   /// Whether a write at `point` may go ahead; `false` once a simulated crash struck.
@@ -172,6 +186,7 @@ extension SyncCoordinator {
   /// once, shown in ``SyncStatus/notes`` until a save succeeds, and tried again with the
   /// next operation.
   func saveLedger() {
+    let wasFailing = state.withLock { $0.journal.failure != nil }
     for attempt in 0..<2 {
       guard let save = state.withLock({ $0.journal.pendingSave(of: $0.ledger) }), mayWrite(.ledger) else { return }
       do {
@@ -181,15 +196,16 @@ extension SyncCoordinator {
       } catch {
         let reason = "\(ledgerFile.url.path): \(error.localizedDescription)"
         state.withLock { state in
-          let firstFailure = state.journal.failure == nil
           state.journal.failed(reason)
-          if attempt == 1, firstFailure {
+          state.ledgerMayBeStale = true
+          if attempt == 1, !wasFailing {
             state.warn("could not save the ledger at \(reason); history is kept in memory and saved again later")
           }
         }
       }
     }
   }
+
 }
 
 extension Request {

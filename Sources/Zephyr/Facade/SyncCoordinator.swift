@@ -94,6 +94,9 @@ public final class SyncCoordinator: Sendable {
     state = Locked(EngineState.load(domain: domain, ledgerFile: ledgerFile, configuration: configuration))
     startObserving()
     run(.settlePendingPulls)
+    // Apple: call synchronize() "upon app launch, or upon returning to the foreground".
+    synchronizeStore()
+    emitLogs()
   }
 
   deinit {
@@ -215,7 +218,28 @@ public final class SyncCoordinator: Sendable {
     ) { [weak self] _ in
       self?.userDefaultsDidChange()
     }
-    observations.withLock { $0 = [storeToken, defaultsToken] }
+    var tokens = [storeToken, defaultsToken]
+    if let foreground = Self.foregroundNotification {
+      tokens.append(
+        .observing(foreground, from: nil, on: .default) { [weak self] _ in
+          self?.synchronizeStore()
+          self?.emitLogs()
+        })
+    }
+    observations.withLock { $0 = tokens }
+  }
+
+  /// The notification posted when the app returns to the foreground, where there is one:
+  /// Zephyr then calls the store's `synchronize()`, as Apple recommends. Named by its raw
+  /// value so that the library needs neither UIKit nor AppKit.
+  static var foregroundNotification: Notification.Name? {
+    #if canImport(UIKit) && !os(watchOS)
+      Notification.Name("UIApplicationWillEnterForegroundNotification")
+    #elseif canImport(AppKit)
+      Notification.Name("NSApplicationDidBecomeActiveNotification")
+    #else
+      nil
+    #endif
   }
 
   /// An external change from the store: applied at once (see ``run(_:)`` for when it

@@ -97,15 +97,30 @@ enum Reconciler {
   /// Decides one key from the raw store value: classifies it (a record, foreign, broken,
   /// of a newer format, or with a generation too far above the agreed one to be
   /// believed), then applies the rules.
+  ///
+  /// `ownOrigin` is this device's id when its ledger may be older than what it wrote (the
+  /// ledger could not be saved, or its file was missing or damaged at launch while the
+  /// domain was the same copy): a record this device wrote, newer than the ledger's
+  /// entry, is then taken as the agreed state, so an edit made since is pushed instead of
+  /// losing to the device's own older write. (Only with a local value: a missing one is
+  /// never pushed as a delete without history.)
   static func decide(
     key: String, local: PropertyListValue?, storeValue: PropertyListValue?, ledger: LedgerEntry?,
-    policy: MismatchPolicy, resolver: ConflictResolver? = nil
+    policy: MismatchPolicy, resolver: ConflictResolver? = nil, ownOrigin: String? = nil
   ) -> Decision {
     var remote = RemoteState(storeValue: storeValue)
     if case .record(let record) = remote,
       let reason = Generation.implausibility(of: record.generation, agreed: ledger?.generation ?? 0)
     {
       remote = .malformed(reason: reason)
+    }
+    var ledger = ledger
+    if let ownOrigin, case .record(let record) = remote, record.origin == ownOrigin, local != nil,
+      ledger.map({ record.stamp > $0.stamp }) ?? true
+    {
+      let regained = LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content))
+      if regained.agrees(with: local) { return Decision(action: .adopt(stamp: record.stamp)) }
+      ledger = regained
     }
     let problem: RefusalReason? =
       switch remote {

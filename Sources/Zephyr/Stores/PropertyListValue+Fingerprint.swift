@@ -4,8 +4,8 @@ import Foundation
 /// value itself.
 ///
 /// The canonical encoding is what survives a round trip through every platform's
-/// persistence: dictionary keys are sorted, NaNs are one NaN, and dates are floored to
-/// whole seconds (swift-corelibs-foundation writes defaults as XML with whole-second
+/// persistence: dictionary keys are sorted, NaNs are one NaN, and, off Apple platforms,
+/// dates are floored to whole seconds (swift-corelibs-foundation writes defaults as XML with whole-second
 /// dates, so `5.123` reads back as `5.0` in the next process). A value read back after a
 /// restart therefore fingerprints the same as the value that was written.
 ///
@@ -55,9 +55,17 @@ extension PropertyListValue {
     case .bool(let value):
       hasher.byte(value ? 5 : 4)
     case .date(let value):
-      hasher.byte(6)
-      let seconds = value.timeIntervalSince1970.rounded(.down)
-      hasher.word(UInt64(bitPattern: seconds.isFinite ? Int64(exactly: seconds) ?? 0 : 0))
+      #if canImport(Darwin)
+        // Apple's Foundation persists dates exactly: a change within one second is a change.
+        hasher.byte(11)
+        let interval = value.timeIntervalSince1970
+        hasher.word(interval.isNaN ? Double.nan.bitPattern : (interval == 0 ? 0 : interval.bitPattern))
+      #else
+        // swift-corelibs-foundation persists whole seconds only.
+        hasher.byte(6)
+        let seconds = value.timeIntervalSince1970.rounded(.down)
+        hasher.word(UInt64(bitPattern: seconds.isFinite ? Int64(exactly: seconds) ?? 0 : 0))
+      #endif
     case .data(let value):
       hasher.byte(7)
       hasher.word(UInt64(value.count))

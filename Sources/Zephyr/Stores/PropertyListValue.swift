@@ -12,8 +12,10 @@ import Foundation
 /// Integers are signed 64-bit; an unsigned value above `Int64.max` (which property lists
 /// can hold) is kept in ``unsignedInteger(_:)``. When Zephyr compares a local value with
 /// the one it last synced, it compares them as they persist: dictionary order does not
-/// matter, and dates are compared to the whole second, because some platforms persist
-/// dates with whole-second precision. (`==` is stricter: it compares dates exactly.)
+/// matter, and off Apple platforms dates are compared to the whole second, because
+/// swift-corelibs-foundation persists dates with whole-second precision (Apple's
+/// Foundation keeps them exactly, and so does the comparison there). (`==` always
+/// compares dates exactly.)
 public enum PropertyListValue: Sendable, Hashable {
   /// A string.
   case string(String)

@@ -49,8 +49,11 @@ public struct UbiquitousNotificationNames: Sendable, Hashable {
     /// The app's iCloud key-value store, `NSUbiquitousKeyValueStore.default`.
     public static let `default` = UbiquitousStore(NSUbiquitousKeyValueStore.default)
 
-    /// Whether an iCloud account is signed in (`FileManager.ubiquityIdentityToken`).
-    public var isSignedIn: Bool? { FileManager.default.ubiquityIdentityToken != nil }
+    /// `true` when `FileManager.ubiquityIdentityToken` shows a signed-in iCloud account;
+    /// otherwise `nil`, not `false`: that token belongs to iCloud Drive and is also `nil`
+    /// when the person turned iCloud Drive off while key-value sync still works. Whether
+    /// the store is usable shows in ``SyncStatus/lastSynchronizeSucceeded``.
+    public var isSignedIn: Bool? { FileManager.default.ubiquityIdentityToken != nil ? true : nil }
   }
 
   extension Zephyr {

@@ -27,6 +27,9 @@ final class ScenarioRunner {
   /// The write whose state each device's local value is.
   private var localWrite: [String: [String: String]] = [:]
   private var accounts: [String: String] = [:]
+  /// New installs before their initial download: the store discards what they write, so
+  /// their writes may legitimately lose to the cloud (DESIGN §7).
+  private var awaitingDownload: Set<String> = []
   private var outcome = ScenarioOutcome()
   private let verbose: Bool
   private let extraRounds: Int
@@ -45,7 +48,9 @@ final class ScenarioRunner {
       }
     }
     for name in scenario.devices {
-      harness.device(name, monitored: scenario.keys) { configuration in
+      if name == scenario.newInstall { awaitingDownload.insert(name) }
+      harness.device(name, monitored: scenario.keys, initiallyDownloaded: name != scenario.newInstall) {
+        configuration in
         configuration.clock = clock
         configuration.tombstoneLifetime = nil
         configuration.debugEnabled = verbose
@@ -123,7 +128,7 @@ final class ScenarioRunner {
     case .set(let name, let key, let seed):
       let id = "\(name)\(index)"
       let value = Self.value(id: id, seed: seed)
-      let historyless = hasNoHistory(name, key)
+      let historyless = hasNoHistory(name, key) || awaitingDownload.contains(name)
       device(name).set(value, key)
       history.recordWrite(id: id, key: key, value: value, writer: name, order: index, account: account(name))
       if historyless { history.disarm(id) }
@@ -132,7 +137,7 @@ final class ScenarioRunner {
     case .remove(let name, let key):
       guard known[name]?[key] != nil else { break }
       let id = "\(name)\(index)x"
-      let historyless = hasNoHistory(name, key)
+      let historyless = hasNoHistory(name, key) || awaitingDownload.contains(name)
       device(name).remove(key)
       history.recordWrite(id: id, key: key, value: nil, writer: name, order: index, account: account(name))
       if historyless { history.disarm(id) }
@@ -148,6 +153,7 @@ final class ScenarioRunner {
       harness.cloud.upload(from: name)
     case .download(let name, let notify):
       harness.cloud.download(to: name, notify: notify)
+      awaitingDownload.remove(name)
     case .event(let name, let keys, let initialSync):
       harness.cloud.post(ExternalChange(reason: initialSync ? .initialSync : .serverChange, keys: keys), to: name)
     case .switchAccount(let name, let account):
@@ -161,6 +167,7 @@ final class ScenarioRunner {
         history.recordImport(of: id, by: name, order: index, account: account)
       }
       harness.cloud.switchAccount(of: name, to: account)
+      awaitingDownload.remove(name)
       accounts[name] = account
     case .restart(let name):
       restart(name)
@@ -231,7 +238,9 @@ final class ScenarioRunner {
     switch operation {
     case .sync: device.coordinator.sync()
     case .syncKeys(let keys): device.coordinator.sync(keys: keys)
-    case .download(let notify): harness.cloud.download(to: name, notify: notify)
+    case .download(let notify):
+      harness.cloud.download(to: name, notify: notify)
+      awaitingDownload.remove(name)
     case .notify: notify(name)
     }
     let written = points.withLock { $0 }

@@ -100,10 +100,14 @@ struct Scenario: Sendable, CustomStringConvertible {
   var devices: [String]
   var keys: [String] = Scenario.keys
   var steps: [ScenarioStep]
+  /// A device that is a new install: its store has not had iCloud's initial download,
+  /// which discards the writes it makes until its first download (DESIGN §7).
+  var newInstall: String?
 
   var description: String {
     "Scenario(seed: \(seed), devices: \(devices), steps: [\n"
-      + steps.map { "  \($0)," }.joined(separator: "\n") + "\n])"
+      + steps.map { "  \($0)," }.joined(separator: "\n") + "\n]"
+      + (newInstall.map { ", newInstall: \"\($0)\"" } ?? "") + ")"
   }
 
   /// The scenario that seed `seed` generates: 3–5 devices and `stepCount` steps (by
@@ -158,7 +162,8 @@ struct Scenario: Sendable, CustomStringConvertible {
         steps.append(.sync(device))
       }
     }
-    return Scenario(seed: seed, devices: devices, steps: steps)
+    // One scenario in three has a new install among its devices.
+    return Scenario(seed: seed, devices: devices, steps: steps, newInstall: seed % 3 == 0 ? devices.last : nil)
   }
 }
 

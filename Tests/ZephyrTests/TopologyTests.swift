@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// Issue 9: data loss and silent breakage found by running the public API the way real
+/// apps run it. One named regression test per item (item 1, the initial download, is
+/// `SyncScenarioTests.writesBeforeTheInitialDownloadYieldToTheCloudWhateverTheIDs`;
+/// items 6 and 8 are `LedgerFileNameTests` and `FingerprintTests`).
+struct TopologyTests {
+  /// Item 3: a value another device wrote after `sync()` read the store must survive the
+  /// tombstone collection at the end of that sync.
+  @Test func tombstoneCollectionNeverDeletesAValueWrittenAfterTheSnapshot() {
+    // Linux-plain: the interleaved download runs inside A's store write, on A's thread,
+    // so it lands between the snapshot and the collection every time.
+    let harness = Harness(world: .linuxPlain)
+    let clock = Locked(Date(timeIntervalSince1970: 1_000_000))
+    let now: @Sendable () -> Date = { clock.withLock { $0 } }
+    let a = harness.device("A", monitored: ["gone", "other"]) { $0.clock = now }
+    let b = harness.device("B", monitored: ["gone", "other"]) { $0.clock = now }
+    a.set(.string("x"), "gone")
+    harness.round()
+    a.remove("gone")
+    harness.round()
+    #expect(harness.cloud.serverValues["gone"] != nil, "the tombstone is in the store")
+    clock.withLock { $0 += 31 * 24 * 60 * 60 }  // past the 30-day lifetime
+
+    b.set(.string("back"), "gone")
+    b.coordinator.sync()
+    harness.cloud.upload(from: "B")
+    a.set(.string("edit"), "other")  // gives A's sync a store write to interleave with
+    let cloud = harness.cloud
+    cloud.duringNextWrite(to: "A") { cloud.download(to: "A", notify: false) }
+    a.coordinator.sync()
+
+    #expect(a.record("gone")?.content == .value(.string("back")), "A's collection removed B's new value")
+    harness.round()
+    #expect(harness.cloud.serverValues["gone"] != nil)
+    #expect(a.value("gone") == .string("back"))
+    #expect(b.value("gone") == .string("back"))
+  }
+
+  /// Item 4: a key named several times is reconciled once: one store write.
+  @Test func aKeyNamedTwiceIsReconciledOnce() {
+    let harness = Harness(world: .linuxPlain)
+    let a = harness.device("A", monitored: ["k"])
+    a.set(.string("v1"), "k")
+    a.coordinator.sync()
+    a.set(.string("v2"), "k")
+    let before = a.store.statistics.writes
+    a.coordinator.sync(keys: ["a", "k", "k", "k"])
+    #expect(a.store.statistics.writes == before + 1)
+    #expect(a.record("k")?.generation == 2)
+  }
+
+  /// Item 5: a ledger that cannot be saved is reported in `status`, and after a relaunch
+  /// the device does not pull its own older record over the edit it made since.
+  @Test func aLedgerThatCannotBeSavedIsReportedAndLosesNoEdit() throws {
+    let harness = Harness(world: .linuxPlain)
+    // A regular file where the ledger folder should be: every save fails (as on a full
+    // disk or a folder that data protection has locked).
+    let blocker = harness.ledgerDirectory.appendingPathComponent("blocked")
+    try FileManager.default.createDirectory(at: harness.ledgerDirectory, withIntermediateDirectories: true)
+    try Data("not a folder".utf8).write(to: blocker)
+    let a = harness.device("A", monitored: ["theme"]) { $0.ledgerDirectory = blocker }
+    let b = harness.device("B", monitored: ["theme"])
+    a.set(.string("v1"), "theme")
+    a.coordinator.sync()
+    #expect(a.coordinator.status.notes.contains { $0.hasPrefix("ledger not saved:") })
+    #expect(a.warnings.filter { $0.hasPrefix("could not save the ledger") }.count == 1, "warned once")
+    harness.round()
+
+    a.set(.string("v2"), "theme")  // not announced in this world: pushed by the next sync
+    a.restart()  // the ledger on disk has nothing
+    a.coordinator.sync()
+    #expect(a.value("theme") == .string("v2"), "the device pulled its own older record over its edit")
+    harness.round()
+    #expect(b.value("theme") == .string("v2"))
+  }
+
+  /// Item 5: a ledger file deleted between launches is noted in `status`.
+  @Test func aLedgerFileDeletedBetweenLaunchesIsNoted() throws {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    a.set(.string("v1"), "theme")
+    a.coordinator.sync()
+    try FileManager.default.removeItem(at: a.coordinator.ledgerFile.url)
+    a.restart()
+    #expect(a.coordinator.status.notes.contains { $0.hasPrefix("ledger file missing") })
+    a.set(.string("v2"), "theme")
+    #expect(a.record("theme")?.content == .value(.string("v2")))
+  }
+
+  /// Item 7: an over-long device id found in the suite is replaced, so records decode.
+  @Test func anOverLongStoredDeviceIDIsReplaced() {
+    let harness = Harness()
+    let suiteName = "zephyr-tests.\(UUID().uuidString.prefix(8)).long-id"
+    let defaults = AppleFaithfulDefaults(suiteName: suiteName)
+    defer { defaults?.removePersistentDomain(forName: suiteName) }
+    guard let defaults else { return #expect(Bool(false), "cannot open \(suiteName)") }
+    let longID = String(repeating: "d", count: 70)
+    defaults.set(longID, forKey: EngineState.deviceIDKey)
+    var configuration = SyncConfiguration(ledgerDirectory: harness.ledgerDirectory)
+    configuration.deviceID = nil
+    let coordinator = SyncCoordinator(
+      defaults: defaults, suiteName: suiteName, store: harness.cloud.device("L", initiallyDownloaded: true),
+      configuration: configuration)
+    #expect(coordinator.deviceID != longID)
+    #expect((1...SyncRecord.maximumOriginLength).contains(coordinator.deviceID.count))
+    #expect(coordinator.status.notes.contains { $0.contains(EngineState.deviceIDKey) })
+    defaults.set("x", forKey: "theme")
+    coordinator.sync(keys: ["theme"])
+    let record = RemoteState(storeValue: harness.cloud.device("L").value(forKey: "theme"))
+    guard case .record(let decoded) = record else { return #expect(Bool(false), "\(record)") }
+    #expect(decoded.origin == coordinator.deviceID)
+  }
+
+  /// Item 10: `synchronize()` returning `false` (no entitlement, no account) is warned
+  /// once and shown in `status`.
+  @Test func aFailingSynchronizeIsWarnedOnceAndShownInStatus() {
+    let store = RefusingStore()
+    let harness = Harness()
+    let suiteName = "zephyr-tests.\(UUID().uuidString.prefix(8)).refusing"
+    let defaults = AppleFaithfulDefaults(suiteName: suiteName)
+    defer { defaults?.removePersistentDomain(forName: suiteName) }
+    guard let defaults else { return #expect(Bool(false), "cannot open \(suiteName)") }
+    let warnings = Locked<[String]>([])
+    let coordinator = SyncCoordinator(
+      defaults: defaults, suiteName: suiteName, store: store,
+      configuration: SyncConfiguration(
+        deviceID: "R",
+        logHandler: { message in if message.level == .warning { warnings.withLock { $0.append(message.text) } } },
+        ledgerDirectory: harness.ledgerDirectory))
+    #expect(store.synchronizeCalls.withLock { $0 } == 1, "synchronize() at launch")
+    coordinator.addKeysToBeMonitored(keys: ["theme"])
+    defaults.set("a", forKey: "theme")
+    coordinator.waitForPendingLocalEdits()
+    defaults.set("b", forKey: "theme")
+    coordinator.waitForPendingLocalEdits()
+    #expect(coordinator.status.lastSynchronizeSucceeded == false)
+    #expect(warnings.withLock { $0 }.filter { $0.contains("synchronize() returned false") }.count == 1)
+    #expect(coordinator.status.description.contains("FAILED"))
+  }
+}
+
+/// A store whose `synchronize()` always fails, as without the entitlement.
+private final class RefusingStore: KeyValueSyncStore {
+  let values = Locked<[String: PropertyListValue]>([:])
+  let synchronizeCalls = Locked(0)
+
+  func value(forKey key: String) -> PropertyListValue? { values.withLock { $0[key] } }
+  func allValues() -> [String: PropertyListValue] { values.withLock { $0 } }
+  func setValue(_ value: PropertyListValue, forKey key: String) { values.withLock { $0[key] = value } }
+  func removeValue(forKey key: String) { values.withLock { $0[key] = nil } }
+  func synchronize() -> Bool {
+    synchronizeCalls.withLock { $0 += 1 }
+    return false
+  }
+  func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ObservationToken {
+    ObservationToken {}
+  }
+}
