@@ -15,9 +15,13 @@ final class Device {
   let defaults: UserDefaults
   let coordinator: SyncCoordinator
 
-  init?(name: String, cloud: SimulatedCloud, ledgerDirectory: URL, monitored: [String]) {
+  /// - Parameter newInstall: Whether the device's store still awaits iCloud's initial
+  ///   download (it then keeps no write until its first download).
+  init?(name: String, cloud: SimulatedCloud, ledgerDirectory: URL, monitored: [String], newInstall: Bool = false) {
     let suiteName = "zephyr-demo.\(name).\(UUID().uuidString)"
-    guard let defaults = UserDefaults(suiteName: suiteName) else { return nil }
+    // Apple's behaviour on every platform: each write posts didChangeNotification at
+    // once, so the coordinator pushes an edit as soon as it is made.
+    guard let defaults = AppleFaithfulDefaults(suiteName: suiteName) else { return nil }
     let label = name.padding(toLength: 6, withPad: " ", startingAt: 0)
     let configuration = SyncConfiguration(
       deviceID: name.lowercased(), debugEnabled: true,
@@ -29,18 +33,21 @@ final class Device {
     self.suiteName = suiteName
     self.defaults = defaults
     coordinator = SyncCoordinator(
-      defaults: defaults, suiteName: suiteName, store: cloud.device(name), configuration: configuration)
+      defaults: defaults, suiteName: suiteName, store: cloud.device(name, initiallyDownloaded: !newInstall),
+      configuration: configuration)
     coordinator.addKeysToBeMonitored(keys: monitored)
   }
 
   func set(_ value: Any, _ key: String) {
     print("  \(name): set \(key) = \(PropertyListValue(bridging: value)?.logDescription ?? "\(value)")")
     defaults.set(value, forKey: key)
+    coordinator.waitForPendingLocalEdits()  // the push the edit announced, for a readable transcript
   }
 
   func remove(_ key: String) {
     print("  \(name): remove \(key)")
     defaults.removeObject(forKey: key)  // never set(nil, forKey:): on Linux it never returns
+    coordinator.waitForPendingLocalEdits()
   }
 
   func sync() {
@@ -107,6 +114,7 @@ func runScenes(_ cloud: SimulatedCloud, ledgerDirectory: URL) -> (converged: Boo
     return (false, [])
   }
   let devices = [iPhone, mac]
+  var iPadSuite: (UserDefaults, String)?
 
   heading("(a) First edits on the iPhone reach the Mac")
   iPhone.set("dusk", "theme")
@@ -131,38 +139,36 @@ func runScenes(_ cloud: SimulatedCloud, ledgerDirectory: URL) -> (converged: Boo
   deliver(cloud)
   for device in devices { device.show(["fontSize", "showsBadges"]) }
 
-  heading("(c) A conflict: both devices change theme and both sync")
+  heading("(c) A conflict: both devices change theme at the same time")
   iPhone.set("ocean", "theme")
   mac.set("forest", "theme")
-  iPhone.sync()
-  mac.sync()
   for device in devices {
     print("  \(device.name)'s store cache: theme = \(describeRecord(cloud.device(device.name).value(forKey: "theme")))")
   }
   deliver(cloud)
   for device in devices { device.show(["theme"]) }
-  print("  Why: each sync() pushed its own value at g2; the server keeps the last write per key,")
-  print("  the Mac's. The iPhone had not edited theme since its push, so a different value at the")
-  print("  generation it agreed on is news to it: it pulls.")
+  print("  Why: each edit announced itself and was pushed at g2; the server keeps the last write per")
+  print("  key, the Mac's. The iPhone had not edited theme since its push, so a different value at")
+  print("  the generation it agreed on is news to it: it pulls.")
   print("  → a further round wrote \(round(cloud, devices)) store value(s)")
 
-  heading("(c') The mismatch policy: an inbound event prefers remote, sync() prefers local")
-  mac.set("sand", "theme")  // not synced yet
-  iPhone.set("slate", "theme")
-  iPhone.sync()
-  deliver(cloud)
-  mac.show(["theme"])
-  print("  The Mac's unsynced edit met a newer record in an inbound event: remote won.")
-  mac.set("sand", "theme")
-  iPhone.set("ink", "theme")
-  iPhone.sync()
-  print("  cloud: upload, then download to the Mac with its event dropped")
+  heading("(c') A new install's first-launch default never replaces the person's setting")
+  guard
+    let iPad = Device(name: "iPad", cloud: cloud, ledgerDirectory: ledgerDirectory, monitored: keys, newInstall: true)
+  else {
+    print("could not open a UserDefaults suite")
+    return (false, [])
+  }
+  defer { iPadSuite = (iPad.defaults, iPad.suiteName) }
+  print("  The iPad is a new install: iCloud has not downloaded to it yet.")
+  iPad.set("light", "theme")  // the app's first-launch default, pushed at once
+  print("  cloud: upload (the iPad's write was discarded: its initial download has not happened)")
   cloud.upload()
-  cloud.download(to: "Mac", notify: false)
-  mac.sync()
-  deliver(cloud)
+  print("  cloud: the iPad's initial download")
+  cloud.download(to: "iPad")
+  iPad.show(["theme"])
+  print("  → a round wrote \(round(cloud, devices + [iPad])) store value(s); everyone keeps the person's \"forest\"")
   for device in devices { device.show(["theme"]) }
-  print("  The Mac's sync() met the same kind of conflict: local won, pushed above the remote generation.")
 
   heading("(d) A delete on the Mac propagates as a tombstone")
   mac.remove("showsBadges")
@@ -205,7 +211,7 @@ func runScenes(_ cloud: SimulatedCloud, ledgerDirectory: URL) -> (converged: Boo
 
   heading("The iPhone's sync status")
   print(iPhone.coordinator.status.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-  return (equal, devices.map { ($0.defaults, $0.suiteName) })
+  return (equal, devices.map { ($0.defaults, $0.suiteName) } + (iPadSuite.map { [$0] } ?? []))
 }
 
 let ledgerDirectory = FileManager.default.temporaryDirectory

@@ -181,6 +181,7 @@ public final class AppleFaithfulDefaults: UserDefaults {
   /// its Foundation body directly, without interceptor or post. Any other nested call (an
   /// observer writing back from Foundation's post) is a call of its own.
   private func perform(_ write: Write, foundationMayReenter: Bool = true, _ body: () -> Void) {
+    LockAudit.assertNoLockHeld(calling: "UserDefaults")
     let me = ObjectIdentifier(self)
     if let outer = WriteScope.current, outer.owner == me, outer.absorbsReentry, outer.posts == 0 {
       body()

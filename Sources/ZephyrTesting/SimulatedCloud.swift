@@ -246,24 +246,28 @@ public final class SimulatedDevice: KeyValueSyncStore {
 
   /// The value in the device's cache, uploaded or not.
   public func value(forKey key: String) -> PropertyListValue? {
-    cloud.withLock { $0.devices[name]?.cache[key] }
+    LockAudit.assertNoLockHeld(calling: "the store")
+    return cloud.withLock { $0.devices[name]?.cache[key] }
   }
 
   /// The device's cache; the same as ``cachedValues``.
   public func allValues() -> [String: PropertyListValue] {
-    cachedValues
+    LockAudit.assertNoLockHeld(calling: "the store")
+    return cachedValues
   }
 
   /// Writes to the device's cache at once; the write reaches the server on the next
   /// upload from this device. Refused, and counted, when the key is too long or the value
   /// does not fit the quota (then `quotaViolation` is posted to this device's observers).
   public func setValue(_ value: PropertyListValue, forKey key: String) {
+    LockAudit.assertNoLockHeld(calling: "the store")
     write(value, forKey: key)
   }
 
   /// Removes the key from the device's cache at once; the removal reaches the server on
   /// the next upload from this device.
   public func removeValue(forKey key: String) {
+    LockAudit.assertNoLockHeld(calling: "the store")
     write(nil, forKey: key)
   }
 
@@ -271,6 +275,7 @@ public final class SimulatedDevice: KeyValueSyncStore {
   /// the test decides when writes are uploaded.
   @discardableResult
   public func synchronize() -> Bool {
+    LockAudit.assertNoLockHeld(calling: "the store")
     cloud.withLock { $0.devices[name]?.statistics.synchronizeCalls += 1 }
     return true
   }
@@ -456,6 +461,7 @@ final class Deliverer: Sendable {
   /// Delivers `change` to `observers` and returns once they all returned.
   func deliver(_ change: ExternalChange, to observers: [@Sendable (ExternalChange) -> Void]) {
     guard !observers.isEmpty else { return }
+    LockAudit.assertNoLockHeld(calling: "a store observer")
     let call: @Sendable () -> Void = { for observer in observers { observer(change) } }
     guard mode == .storeThread, !isOnQueue else { return call() }
     let done = DispatchSemaphore(value: 0)

@@ -120,11 +120,12 @@ struct UbiquitousStoreTests {
     let coordinator = SyncCoordinator(
       defaults: defaults, suiteName: suiteName, store: store,
       configuration: SyncConfiguration(deviceID: "dev", logHandler: { _ in }, ledgerDirectory: directory))
+    #expect(fake.synchronizations == 1, "synchronize() at launch, as Apple recommends")
     coordinator.addKeysToBeMonitored(keys: "theme")
     defaults.set("dusk", forKey: "theme")
     coordinator.sync()
     #expect(fake.values["theme"] != nil)
-    #expect(fake.synchronizations == 1)
+    #expect(fake.synchronizations == 2, "and once after the batch that wrote")
 
     // Another device's write arrives as Apple delivers it.
     fake.values["theme"] = ["z1", 9, "other", "dawn"] as [Any]

@@ -106,6 +106,7 @@ extension SyncCoordinator {
     for _ in 0..<4 {
       let (logs, handler) = state.withLock { $0.takeLogs() }
       guard !logs.isEmpty else { return }
+      LockAudit.assertNoLockHeld(calling: "the log handler")
       for message in logs {
         if let handler { handler(message) } else { DefaultLogSink.write(message) }
       }

@@ -69,9 +69,12 @@ public enum Zephyr {
   /// in-process store elsewhere). Assign your own to change the store or configuration.
   public static var shared: SyncCoordinator {
     get {
-      sharedCoordinator.withLock { coordinator in
+      if let coordinator = sharedCoordinator.withLock({ $0 }) { return coordinator }
+      // Created outside the lock: its launch writes UserDefaults, whose observers may call
+      // back into the facade. Should two threads race here, the first one stored wins.
+      let created = SyncCoordinator(store: makeDefaultStore())
+      return sharedCoordinator.withLock { coordinator in
         if let coordinator { return coordinator }
-        let created = SyncCoordinator(store: makeDefaultStore())
         coordinator = created
         return created
       }

@@ -22,7 +22,13 @@ package final class Locked<Value>: @unchecked Sendable {
   /// ``withLock(when:_:)`` so that it checks its condition again.
   package func withLock<Result>(_ body: (inout sending Value) throws -> sending Result) rethrows -> sending Result {
     condition.lock()
+    #if DEBUG
+      LockAudit.adjust(by: 1)
+    #endif
     defer {
+      #if DEBUG
+        LockAudit.adjust(by: -1)
+      #endif
       condition.broadcast()
       condition.unlock()
     }
@@ -40,6 +46,10 @@ package final class Locked<Value>: @unchecked Sendable {
       condition.unlock()
     }
     while !ready(value) { condition.wait() }
+    #if DEBUG
+      LockAudit.adjust(by: 1)
+      defer { LockAudit.adjust(by: -1) }
+    #endif
     return try body(&value)
   }
 }

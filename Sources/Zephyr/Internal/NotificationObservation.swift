@@ -8,6 +8,7 @@ extension ObservationToken {
     _ name: Notification.Name, from object: AnyObject?, on center: NotificationCenter,
     _ handler: @escaping @Sendable (Notification) -> Void
   ) -> ObservationToken {
+    LockAudit.assertNoLockHeld(calling: "NotificationCenter")
     let token = center.addObserver(forName: name, object: object, queue: nil, using: handler)
     let registration = Registration(center: center, token: token)
     return ObservationToken { registration.center.removeObserver(registration.token) }

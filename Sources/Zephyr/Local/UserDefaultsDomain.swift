@@ -37,6 +37,7 @@ final class UserDefaultsDomain: Sendable {
   /// The persistent domain, read once: the values of `keys` (every key when `nil`),
   /// bridged, and the ledger epoch.
   func persistentValues(of keys: Set<String>? = nil) -> Snapshot {
+    LockAudit.assertNoLockHeld(calling: "UserDefaults")
     let domain = defaults.persistentDomain(forName: name) ?? [:]
     var snapshot = Snapshot(epoch: Self.string(domain[EngineState.ledgerIDKey]))
     for (key, raw) in domain where keys?.contains(key) ?? true {
@@ -63,6 +64,7 @@ final class UserDefaultsDomain: Sendable {
   func values(
     forKeys keys: some Sequence<String>, isExpected: (String, PropertyListValue) -> Bool
   ) -> Snapshot {
+    LockAudit.assertNoLockHeld(calling: "UserDefaults")
     let shadowing = Self.shadowingKeys(of: defaults)
     var persistent: [String: Any]?
     var snapshot = Snapshot(epoch: Self.string(defaults.object(forKey: EngineState.ledgerIDKey)))
@@ -79,11 +81,13 @@ final class UserDefaultsDomain: Sendable {
   }
 
   func set(_ value: PropertyListValue, forKey key: String) {
+    LockAudit.assertNoLockHeld(calling: "UserDefaults")
     defaults.set(value.foundationValue, forKey: key)
   }
 
   /// Removes a key. Never `set(nil, forKey:)`: on Linux that call never returns.
   func remove(forKey key: String) {
+    LockAudit.assertNoLockHeld(calling: "UserDefaults")
     defaults.removeObject(forKey: key)
   }
 
@@ -98,13 +102,15 @@ final class UserDefaultsDomain: Sendable {
 
   /// Whether `object(forKey:)` finds anything for `key`, from any domain.
   func containsAnyValue(forKey key: String) -> Bool {
-    defaults.object(forKey: key) != nil
+    LockAudit.assertNoLockHeld(calling: "UserDefaults")
+    return defaults.object(forKey: key) != nil
   }
 
   /// One of Zephyr's bookkeeping strings (never synced). Read with `object(forKey:)`,
   /// which is cheap; nobody registers defaults for Zephyr's own keys.
   func bookkeepingString(forKey key: String) -> String? {
-    Self.string(defaults.object(forKey: key))
+    LockAudit.assertNoLockHeld(calling: "UserDefaults")
+    return Self.string(defaults.object(forKey: key))
   }
 
   /// `raw` when it is a string, as Foundation hands it back (boxed or not).
@@ -114,6 +120,7 @@ final class UserDefaultsDomain: Sendable {
   }
 
   func setBookkeepingString(_ text: String, forKey key: String) {
+    LockAudit.assertNoLockHeld(calling: "UserDefaults")
     defaults.set(text, forKey: key)
   }
 

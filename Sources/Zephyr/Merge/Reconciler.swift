@@ -240,6 +240,7 @@ enum Reconciler {
     let next = Generation.next(after: record.generation)
     let remoteValue: PropertyListValue? =
       if case .value(let value) = record.content { value } else { nil }
+    if resolver != nil { LockAudit.assertNoLockHeld(calling: "the conflict resolver") }
     switch resolver?(Conflict(key: key, local: local, remote: remoteValue)) ?? .usePolicy {
     case .keepLocal,
       .usePolicy where policy == .preferLocal:

@@ -111,6 +111,7 @@ public final class UbiquitousStore: KeyValueSyncStore {
   /// none, when it is not a property-list value, or when `key` is longer than 64 UTF-8
   /// bytes (it is never passed to the store).
   public func value(forKey key: String) -> PropertyListValue? {
+    LockAudit.assertNoLockHeld(calling: "NSUbiquitousKeyValueStore")
     guard key.utf8.count <= maximumKeyBytes else { return nil }
     let raw = storage.object(forKey: key)
     return raw.flatMap(PropertyListValue.init(bridging:))
@@ -119,6 +120,7 @@ public final class UbiquitousStore: KeyValueSyncStore {
   /// Every key of the store's `dictionaryRepresentation` whose value bridges to a
   /// ``PropertyListValue``; other values are left out.
   public func allValues() -> [String: PropertyListValue] {
+    LockAudit.assertNoLockHeld(calling: "NSUbiquitousKeyValueStore")
     let raw = storage.dictionaryRepresentation
     return raw.compactMapValues(PropertyListValue.init(bridging:))
   }
@@ -127,12 +129,14 @@ public final class UbiquitousStore: KeyValueSyncStore {
   /// bytes is ignored instead of being passed on, where the store would raise an
   /// exception.
   public func setValue(_ value: PropertyListValue, forKey key: String) {
+    LockAudit.assertNoLockHeld(calling: "NSUbiquitousKeyValueStore")
     guard key.utf8.count <= maximumKeyBytes else { return }
     storage.set(value.foundationValue, forKey: key)
   }
 
   /// Removes the value for `key`; a key longer than 64 UTF-8 bytes is ignored.
   public func removeValue(forKey key: String) {
+    LockAudit.assertNoLockHeld(calling: "NSUbiquitousKeyValueStore")
     guard key.utf8.count <= maximumKeyBytes else { return }
     storage.removeObject(forKey: key)
   }
@@ -141,7 +145,8 @@ public final class UbiquitousStore: KeyValueSyncStore {
   /// account, or no key-value storage entitlement).
   @discardableResult
   public func synchronize() -> Bool {
-    storage.synchronize()
+    LockAudit.assertNoLockHeld(calling: "NSUbiquitousKeyValueStore")
+    return storage.synchronize()
   }
 
   /// Observes the store's external-change notification and calls `handler` with each

@@ -1,0 +1,40 @@
+import Foundation
+
+#if canImport(Darwin)
+  import Darwin
+#elseif canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#endif
+
+/// Debug builds count, per thread, the ``Locked`` locks the thread holds, and every call
+/// out of Zephyr (into `UserDefaults`, a store, `NotificationCenter`, a log handler or a
+/// conflict resolver) checks that the count is zero: DESIGN §6, "never call out while
+/// holding a lock", enforced by every test run. Release builds compile it away.
+package enum LockAudit {
+  #if DEBUG
+    private static let key: pthread_key_t = {
+      var key = pthread_key_t()
+      pthread_key_create(&key, nil)
+      return key
+    }()
+
+    /// Locks the current thread holds.
+    package static var depth: Int { Int(bitPattern: pthread_getspecific(key)) }
+
+    static func adjust(by delta: Int) {
+      pthread_setspecific(key, UnsafeRawPointer(bitPattern: depth + delta))
+    }
+  #endif
+
+  /// Stops a debug build when the current thread holds a lock while calling out to `what`.
+  @inline(__always)
+  package static func assertNoLockHeld(
+    calling what: @autoclosure () -> String, file: StaticString = #fileID, line: UInt = #line
+  ) {
+    #if DEBUG
+      precondition(depth == 0, "Zephyr holds a lock while calling \(what())", file: file, line: line)
+    #endif
+  }
+}
