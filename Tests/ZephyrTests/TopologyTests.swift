@@ -161,3 +161,88 @@ private final class RefusingStore: KeyValueSyncStore {
     ObservationToken {}
   }
 }
+
+/// Issue 9, item 2: an app and its widget sync one app-group suite from two processes:
+/// separate containers (ledger folders), one suite, one store. Modelled by two
+/// coordinators over two instances of one suite, with their own ledger folders.
+struct AppGroupTests {
+  private struct Pair {
+    let cloud = SimulatedCloud()
+    let suiteName = "group.zephyr-tests.\(UUID().uuidString.prefix(8))"
+    let root = FileManager.default.temporaryDirectory.appendingPathComponent("zephyr-appgroup-\(UUID().uuidString)")
+    let appDefaults: AppleFaithfulDefaults
+    let widgetDefaults: AppleFaithfulDefaults
+    let app: SyncCoordinator
+    let widget: SyncCoordinator
+    let notes: Locked<[String]>
+
+    init?() {
+      guard let appDefaults = AppleFaithfulDefaults(suiteName: suiteName),
+        let widgetDefaults = AppleFaithfulDefaults(suiteName: suiteName)
+      else { return nil }
+      self.appDefaults = appDefaults
+      self.widgetDefaults = widgetDefaults
+      let notes = Locked<[String]>([])
+      self.notes = notes
+      let store = cloud.device("phone", initiallyDownloaded: true)
+      let root = self.root
+      let suiteName = self.suiteName
+      let configuration = { (process: String) -> SyncConfiguration in
+        SyncConfiguration(
+          logHandler: { message in notes.withLock { $0.append("\(process): \(message.text)") } },
+          ledgerDirectory: root.appendingPathComponent(process))
+      }
+      app = SyncCoordinator(
+        defaults: appDefaults, suiteName: suiteName, store: store, configuration: configuration("app"))
+      widget = SyncCoordinator(
+        defaults: widgetDefaults, suiteName: suiteName, store: store, configuration: configuration("widget"))
+    }
+
+    func cleanUp() {
+      appDefaults.removePersistentDomain(forName: suiteName)
+      try? FileManager.default.removeItem(at: root)
+    }
+  }
+
+  @Test func eachProcessHasItsOwnDeviceIDAndKeepsIt() {
+    guard let pair = Pair() else { return #expect(Bool(false), "cannot open the suite") }
+    defer { pair.cleanUp() }
+    #expect(pair.app.deviceID != pair.widget.deviceID, "two processes wrote records under one id")
+    let restarted = SyncCoordinator(
+      defaults: pair.widgetDefaults, suiteName: pair.suiteName, store: pair.cloud.device("phone"),
+      configuration: SyncConfiguration(ledgerDirectory: pair.root.appendingPathComponent("widget")))
+    #expect(restarted.deviceID == pair.widget.deviceID)
+  }
+
+  /// After one reset of the shared suite, each process used to write a fresh epoch that
+  /// the other read as another reset: history wiped on every operation.
+  @Test func oneResetOfTheSharedSuiteClearsHistoryOnce() {
+    guard let pair = Pair() else { return #expect(Bool(false), "cannot open the suite") }
+    defer { pair.cleanUp() }
+    pair.app.addKeysToBeMonitored(keys: ["theme"])
+    pair.widget.addKeysToBeMonitored(keys: ["theme"])
+    pair.appDefaults.set("dusk", forKey: "theme")
+    pair.app.waitForPendingLocalEdits()
+    pair.widget.sync()
+    pair.app.sync()
+
+    pair.appDefaults.removePersistentDomain(forName: pair.suiteName)  // the app resets its settings
+    pair.app.waitForPendingLocalEdits()
+    pair.widget.waitForPendingLocalEdits()
+    for _ in 0..<4 {
+      pair.app.sync()
+      pair.widget.sync()
+    }
+    let resets = pair.notes.withLock { $0 }.filter { $0.contains("the defaults domain was reset") }
+    #expect(resets.filter { $0.hasPrefix("app:") }.count <= 1, "\(resets)")
+    #expect(resets.filter { $0.hasPrefix("widget:") }.count <= 1, "\(resets)")
+    #expect(pair.appDefaults.string(forKey: "theme") == "dusk", "the reset domain pulled the store's value")
+
+    // History survives from here on: an edit in the app is a local edit, not replaced.
+    pair.appDefaults.set("night", forKey: "theme")
+    pair.app.waitForPendingLocalEdits()
+    pair.widget.sync()
+    #expect(pair.widgetDefaults.string(forKey: "theme") == "night")
+    #expect(pair.app.status.notes.filter { $0.contains("reset") }.count <= 1)
+  }
+}

@@ -7,7 +7,7 @@ extension EngineState {
     -> EngineState
   {
     var notes: [String] = []
-    let deviceID = loadDeviceID(domain: domain, configuration: configuration, notes: &notes)
+    let deviceID = loadDeviceID(domain: domain, ledgerFile: ledgerFile, configuration: configuration, notes: &notes)
     var ledger: Ledger
     var records = 0
     var mayBeStale = false
@@ -51,24 +51,40 @@ extension EngineState {
     return state
   }
 
-  /// The configured device id when it is usable, else the one stored in the suite when
-  /// that is usable, else a new one (stored). Records written under an empty or over-long
-  /// id would not decode on other devices.
+  /// The configured device id when it is usable; else this process's own id, kept in a
+  /// file beside its ledgers (so an app and its extensions, which share an app-group
+  /// suite but not a container, never share an id); else a new one. A device id found
+  /// in the suite, where Zephyr kept it before, is taken over only by a process that has
+  /// synced this domain before (its ledger file exists): the one that wrote it.
   private static func loadDeviceID(
-    domain: UserDefaultsDomain, configuration: SyncConfiguration, notes: inout [String]
+    domain: UserDefaultsDomain, ledgerFile: LedgerFile, configuration: SyncConfiguration, notes: inout [String]
   ) -> String {
     if let configured = configuration.deviceID, isUsable(configured) { return configured }
-    let stored = domain.bookkeepingString(forKey: deviceIDKey)
+    let identityFile = ledgerFile.url.deletingLastPathComponent().appendingPathComponent("device-id")
     let deviceID: String
-    if let stored, isUsable(stored) {
+    if let data = try? Data(contentsOf: identityFile), let stored = String(data: data, encoding: .utf8),
+      isUsable(stored)
+    {
       deviceID = stored
     } else {
-      deviceID = randomID(length: 6)
-      domain.setBookkeepingString(deviceID, forKey: deviceIDKey)
-      if let stored {
+      let inSuite = domain.bookkeepingString(forKey: deviceIDKey)
+      if let inSuite, isUsable(inSuite), ledgerFile.exists {
+        deviceID = inSuite
+      } else {
+        deviceID = randomID(length: 6)
+        if let inSuite, !isUsable(inSuite) {
+          notes.append(
+            "stored \(deviceIDKey) \"\(inSuite.prefix(80))\" must be 1 to \(SyncRecord.maximumOriginLength) characters: using \(deviceID)"
+          )
+        }
+      }
+      do {
+        try FileManager.default.createDirectory(
+          at: identityFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(deviceID.utf8).write(to: identityFile, options: .atomic)
+      } catch {
         notes.append(
-          "stored \(deviceIDKey) \"\(stored.prefix(80))\" must be 1 to \(SyncRecord.maximumOriginLength) characters: using \(deviceID)"
-        )
+          "device id not saved at \(identityFile.path) (\(error.localizedDescription)): using \(deviceID) for now")
       }
     }
     if let configured = configuration.deviceID {

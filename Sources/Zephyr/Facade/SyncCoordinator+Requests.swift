@@ -143,15 +143,20 @@ extension SyncCoordinator {
   /// while running. Like a new install, it then pulls from the store instead of pushing
   /// a delete for every key it lost.
   func verifyEpoch(_ epoch: String?) {
-    let replaced = state.withLock { state -> (epoch: String, deviceID: String?)? in
+    let fresh = state.withLock { state -> String? in
       guard epoch != state.ledger.epoch else { return nil }
+      // Another process on this suite (an app and its extension) saw the reset first and
+      // wrote the new epoch: take it, rather than write yet another that it would take
+      // for one more reset.
+      if let epoch, !epoch.isEmpty {
+        state.replaceLedger(epoch: epoch)
+        return nil
+      }
       let fresh = EngineState.randomID(length: 12)
       state.replaceLedger(epoch: fresh)
-      return (fresh, state.configuration.deviceID == nil ? state.deviceID : nil)
+      return fresh
     }
-    guard let replaced else { return }
-    writeBookkeeping(replaced.epoch, forKey: EngineState.ledgerIDKey)
-    if let deviceID = replaced.deviceID { writeBookkeeping(deviceID, forKey: EngineState.deviceIDKey) }
+    if let fresh { writeBookkeeping(fresh, forKey: EngineState.ledgerIDKey) }
   }
 
   /// Zephyr 4 kept one timestamp for the whole store under `ZephyrSyncKey`; it is never

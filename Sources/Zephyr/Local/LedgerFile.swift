@@ -22,6 +22,12 @@ struct LedgerFile: Sendable {
       ? nil : folder.appendingPathComponent(legacyName)
   }
 
+  /// Whether a ledger of this domain is on disk, under its name or its legacy one.
+  var exists: Bool {
+    FileManager.default.fileExists(atPath: url.path)
+      || legacyURL.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
+  }
+
   /// What a load found.
   struct Loaded {
     var ledger: Ledger
