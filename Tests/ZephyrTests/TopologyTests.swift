@@ -245,4 +245,29 @@ struct AppGroupTests {
     #expect(pair.widgetDefaults.string(forKey: "theme") == "night")
     #expect(pair.app.status.notes.filter { $0.contains("reset") }.count <= 1)
   }
+
+  /// The widget's ledger is older than the app's: the app pushed "off", then the person
+  /// set "dim", whose push is still pending when an inbound event reaches the widget. The
+  /// widget used to take "dim" for its own edit and the app's older "off" for news, pull
+  /// "off" over "dim", and "off" ended up everywhere.
+  @Test func aProcessWithAnOlderLedgerNeverUndoesTheOtherProcesssEdit() {
+    guard let pair = Pair() else { return #expect(Bool(false), "cannot open the suite") }
+    defer { pair.cleanUp() }
+    pair.app.addKeysToBeMonitored(keys: ["theme"])
+    pair.widget.addKeysToBeMonitored(keys: ["theme"])
+    pair.appDefaults.set("on", forKey: "theme")
+    pair.app.waitForPendingLocalEdits()
+    pair.widget.sync()
+    pair.appDefaults.set("off", forKey: "theme")
+    pair.app.waitForPendingLocalEdits()  // pushed; the widget's ledger still says "on"
+    // The person's newest edit, its push still pending: written where no one announces it.
+    UserDefaults(suiteName: pair.suiteName)?.set("dim", forKey: "theme")
+
+    pair.widget.receive(ExternalChange(reason: .serverChange, keys: ["theme"]))
+    pair.app.sync()
+    #expect(pair.widgetDefaults.string(forKey: "theme") == "dim")
+    let record = RemoteState(storeValue: pair.cloud.device("phone").value(forKey: "theme"))
+    guard case .record(let stored) = record else { return #expect(Bool(false), "\(record)") }
+    #expect(stored.content == .value(.string("dim")))
+  }
 }

@@ -73,6 +73,18 @@ public struct SyncConfiguration: Sendable {
   /// (`~/.local/share` on Linux), subfolder `Zephyr`.
   public var ledgerDirectory: URL?
 
+  /// Whether other processes sync the same suite: an app and its extensions on one
+  /// app-group suite, each with its own container and so its own ledger. `nil` (the
+  /// default) means yes for suites whose name begins with `group.`; set it for an app
+  /// group named otherwise (macOS team-prefixed groups).
+  ///
+  /// When on, each key's last agreed state is also kept in the suite under a bookkeeping
+  /// key (`Zephyr.agreed.<key>`, never synced), and every process takes the latest one
+  /// before it decides. So a process whose ledger is behind never mistakes another
+  /// process's edit for its own, or the other process's older record for news: nothing
+  /// either of them wrote is lost. Costs one more `UserDefaults` write per synced change.
+  public var sharedByProcesses: Bool?
+
   /// The clock used for tombstone dates, status times and tombstone expiry. Tests inject
   /// one; generations never depend on it.
   public var clock: @Sendable () -> Date

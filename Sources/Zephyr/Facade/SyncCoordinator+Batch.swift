@@ -12,12 +12,17 @@ extension SyncCoordinator {
     policy: MismatchPolicy, _ effects: inout OperationEffects
   ) -> Set<String> {
     guard !keys.isEmpty else { return [] }
+    // Another process on a shared suite may have agreed on a later state of a key.
+    let shared = sharesSuite ? domain.sharedAgreements(of: keys) : [:]
     // A pull written ahead before a crash is settled against the local value first.
     let (entries, resolver, ownOrigin) = state.withLock { state in
       var entries: [String: LedgerEntry] = [:]
       for key in keys {
         if let entry = state.ledger[key], entry.pendingPull != nil {
           state.setLedger(key, entry.resolved(local: local[key]))
+        }
+        if let agreed = shared[key], state.ledger[key].map({ agreed.stamp > $0.stamp }) ?? true {
+          state.setLedger(key, agreed)
         }
         entries[key] = state.ledger[key]
       }
@@ -44,7 +49,29 @@ extension SyncCoordinator {
 
     let batch = BatchDecisions(keys: keys, decisions: decisions, local: local, current: current, remote: remote)
     let plan = state.withLock { $0.plan(batch) }
-    return apply(plan, &effects)
+    let written = apply(plan, &effects)
+    if sharesSuite { shareAgreements(of: keys, replacing: shared) }
+    return written
+  }
+
+  /// Whether other processes sync this suite (see ``SyncConfiguration/sharedByProcesses``).
+  var sharesSuite: Bool {
+    state.withLock { $0.configuration.sharedByProcesses } ?? domainName.hasPrefix("group.")
+  }
+
+  /// Writes the settled agreed states of `keys` that differ from what the suite holds.
+  func shareAgreements(of keys: [String], replacing shared: [String: LedgerEntry]) {
+    let updates = state.withLock { state in
+      keys.compactMap { key -> (String, LedgerEntry?)? in
+        let entry = state.ledger[key]
+        guard entry?.pendingPull == nil, entry != shared[key] else { return nil }
+        return (key, entry)
+      }
+    }
+    for (key, entry) in updates {
+      let mirror = SharedAgreement.key(for: key)
+      _ = writeLocally(mirror, entry.map { .value(SharedAgreement.encode($0)) } ?? .deleted(Date()))
+    }
   }
 
   /// Makes a plan's writes in order, the ledger saved ahead of them; then commits it.

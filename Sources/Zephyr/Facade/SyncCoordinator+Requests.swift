@@ -35,6 +35,10 @@ extension SyncCoordinator {
   /// An inbound store event, applied to the monitored keys it names.
   func handle(_ change: ExternalChange, _ effects: inout OperationEffects) {
     if change.reason == .initialSync { forgetDiscardedWrites() }
+    if change.reason == .accountChange, sharesSuite {
+      // The other account's agreed states are no history here.
+      for key in domain.keysWithSharedAgreements() { _ = writeLocally(SharedAgreement.key(for: key), .deleted(Date())) }
+    }
     let keys = state.withLock { state -> [String] in
       let now = state.configuration.clock()
       state.status.lastEvent = SyncStatus.Event(reason: change.reason, date: now, keyCount: change.keys?.count)
@@ -114,6 +118,17 @@ extension SyncCoordinator {
   /// cloud never had is uploaded again. History of writes the store holds, and of values
   /// this device took from the store, is kept.
   func forgetDiscardedWrites() {
+    if sharesSuite {
+      // Agreed states shared by the other processes of this device, which the store does
+      // not hold, were discarded too.
+      let sharedKeys = domain.keysWithSharedAgreements()
+      let agreed = domain.sharedAgreements(of: sharedKeys)
+      let held = storeValues(sharedKeys)
+      for (key, entry) in agreed {
+        if case .record(let record) = RemoteState(storeValue: held[key]), record.stamp >= entry.stamp { continue }
+        _ = writeLocally(SharedAgreement.key(for: key), .deleted(Date()))
+      }
+    }
     let own = state.withLock { state in state.ledger.entries.filter { $0.value.origin == state.deviceID } }
     guard !own.isEmpty else { return }
     let held = storeValues(own.keys)

@@ -1,0 +1,61 @@
+import Foundation
+
+/// Each key's last agreed state, kept in a suite that several processes sync (an app and
+/// its extensions), so that their separate ledgers agree (see
+/// ``SyncConfiguration/sharedByProcesses``).
+///
+/// One bookkeeping key per synced key, `Zephyr.agreed.<key>`, never synced:
+/// `["v", generation, origin, fingerprint]` for a value, `["d", generation, origin]` for
+/// a delete. Only settled states are kept (never a pull written ahead).
+enum SharedAgreement {
+  static let prefix = "Zephyr.agreed."
+
+  static func key(for key: String) -> String { prefix + key }
+
+  static func encode(_ entry: LedgerEntry) -> PropertyListValue {
+    let stamp: [PropertyListValue] = [.integer(Int64(entry.generation)), .string(entry.origin)]
+    switch entry.agreed {
+    case .value(let fingerprint):
+      return .array([.string("v")] + stamp + [.integer(Int64(bitPattern: fingerprint.rawValue))])
+    case .deleted:
+      return .array([.string("d")] + stamp)
+    }
+  }
+
+  /// The entry `value` holds; `nil` for anything else (garbage is ignored).
+  static func decode(_ value: PropertyListValue?) -> LedgerEntry? {
+    guard case .array(let fields)? = value, fields.count >= 3, case .string(let kind) = fields[0],
+      case .integer(let generation) = fields[1], generation >= 1, UInt64(generation) <= Generation.maximum,
+      case .string(let origin) = fields[2]
+    else { return nil }
+    switch (kind, fields.count) {
+    case ("v", 4):
+      guard case .integer(let fingerprint) = fields[3] else { return nil }
+      return LedgerEntry(
+        generation: UInt64(generation), agreed: .value(Fingerprint(rawValue: UInt64(bitPattern: fingerprint))),
+        origin: origin)
+    case ("d", 3):
+      return LedgerEntry(generation: UInt64(generation), agreed: .deleted, origin: origin)
+    default:
+      return nil
+    }
+  }
+}
+
+extension UserDefaultsDomain {
+  /// The shared agreed states of `keys` (see ``SharedAgreement``).
+  func sharedAgreements(of keys: some Sequence<String>) -> [String: LedgerEntry] {
+    let values = values(forKeys: keys.map(SharedAgreement.key(for:))) { _, _ in true }.values
+    var entries: [String: LedgerEntry] = [:]
+    for key in keys {
+      entries[key] = SharedAgreement.decode(values[SharedAgreement.key(for: key)])
+    }
+    return entries
+  }
+
+  /// Every key that has a shared agreed state.
+  func keysWithSharedAgreements() -> [String] {
+    persistentValues().values.keys.filter { $0.hasPrefix(SharedAgreement.prefix) }
+      .map { String($0.dropFirst(SharedAgreement.prefix.count)) }
+  }
+}
