@@ -111,44 +111,41 @@ extension SyncCoordinator {
     }
   }
 
-  /// The initial download (a new install, or a new account) discarded what this device
-  /// wrote before it: those writes are no history. Every ledger entry of this device's own
-  /// write where the store now holds another writer's value, or nothing, is forgotten, so the cloud's value wins over it
-  /// whatever the device ids ("cloud history beats a never-synced device"), and a key the
-  /// cloud never had is uploaded again. History of writes the store holds, and of values
-  /// this device took from the store, is kept.
+  /// The initial download (a new install, or a new account) discarded what was written
+  /// on this device before it, by this process or another one on a shared suite: those
+  /// writes are no history. Every agreed state (in the ledger, and in a shared suite) is
+  /// forgotten unless the store now holds that writer's record at or below its
+  /// generation (the write survived, or a crash left the ledger ahead and the rules
+  /// republish it). So the cloud's value wins over blind writes whatever the device ids
+  /// ("cloud history beats a never-synced device"), and a key the cloud never had is
+  /// uploaded again.
   func forgetDiscardedWrites() {
     if sharesSuite {
-      // Agreed states shared by the other processes of this device, which the store does
-      // not hold, were discarded too.
       let sharedKeys = domain.keysWithSharedAgreements()
       let agreed = domain.sharedAgreements(of: sharedKeys)
       let held = storeValues(sharedKeys)
-      for (key, entry) in agreed {
-        if case .record(let record) = RemoteState(storeValue: held[key]), record.stamp >= entry.stamp { continue }
+      for (key, entry) in agreed where !Self.storeHolds(entry, held[key]) {
         _ = writeLocally(SharedAgreement.key(for: key), .deleted(Date()))
       }
     }
-    let own = state.withLock { state in state.ledger.entries.filter { $0.value.origin == state.deviceID } }
-    guard !own.isEmpty else { return }
-    let held = storeValues(own.keys)
+    let entries = state.withLock { $0.ledger.entries }
+    guard !entries.isEmpty else { return }
+    let held = storeValues(entries.keys)
     state.withLock { state in
       var forgotten = 0
-      for (key, entry) in own {
-        // The store holds this device's write, or an older one of its own (a crash left
-        // the ledger ahead: the rules republish it): history to keep.
-        if case .record(let record) = RemoteState(storeValue: held[key]), record.origin == entry.origin,
-          record.generation <= entry.generation
-        {
-          continue
-        }
-        guard state.ledger[key] == entry else { continue }
+      for (key, entry) in entries where !Self.storeHolds(entry, held[key]) && state.ledger[key] == entry {
         state.setLedger(key, nil)
         forgotten += 1
       }
       state.debug(
-        "initial download: \(forgotten) write(s) made before it were discarded by the store; the cloud's values win")
+        "initial download: \(forgotten) agreed state(s) the store does not hold forgotten; the cloud's values win")
     }
+  }
+
+  /// Whether the store's value is `entry`'s writer's record at or below its generation.
+  private static func storeHolds(_ entry: LedgerEntry, _ storeValue: PropertyListValue?) -> Bool {
+    guard case .record(let record) = RemoteState(storeValue: storeValue) else { return false }
+    return record.origin == entry.origin && record.generation <= entry.generation
   }
 
   // MARK: Helpers

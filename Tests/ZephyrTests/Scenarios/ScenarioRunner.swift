@@ -17,6 +17,8 @@ import ZephyrTesting
 /// across a switch may come back as a new write (``CausalHistory/recordImport(of:by:order:account:)``).
 final class ScenarioRunner {
   static let maximumRounds = 6
+  /// The app extension's process in scenarios with a ``Scenario/widgetHost``.
+  static let widget = "W"
   static let promisedRounds = 3
 
   private let scenario: Scenario
@@ -49,8 +51,13 @@ final class ScenarioRunner {
     }
     for name in scenario.devices {
       if name == scenario.newInstall { awaitingDownload.insert(name) }
-      harness.device(name, monitored: scenario.keys, initiallyDownloaded: name != scenario.newInstall) {
-        configuration in
+      let host = name == Self.widget ? scenario.widgetHost : nil
+      if name == Self.widget, host == nil { continue }
+      let shared = host != nil || name == scenario.widgetHost
+      harness.device(
+        name, monitored: scenario.keys, initiallyDownloaded: name != scenario.newInstall, sharing: host
+      ) { configuration in
+        if shared { configuration.sharedByProcesses = true }
         configuration.clock = clock
         configuration.tombstoneLifetime = nil
         configuration.debugEnabled = verbose
@@ -128,7 +135,7 @@ final class ScenarioRunner {
     case .set(let name, let key, let seed):
       let id = "\(name)\(index)"
       let value = Self.value(id: id, seed: seed)
-      let historyless = hasNoHistory(name, key) || awaitingDownload.contains(name)
+      let historyless = hasNoHistory(name, key) || awaitingDownload.contains(storeName(name))
       device(name).set(value, key)
       history.recordWrite(id: id, key: key, value: value, writer: name, order: index, account: account(name))
       if historyless { history.disarm(id) }
@@ -137,7 +144,7 @@ final class ScenarioRunner {
     case .remove(let name, let key):
       guard known[name]?[key] != nil else { break }
       let id = "\(name)\(index)x"
-      let historyless = hasNoHistory(name, key) || awaitingDownload.contains(name)
+      let historyless = hasNoHistory(name, key) || awaitingDownload.contains(storeName(name))
       device(name).remove(key)
       history.recordWrite(id: id, key: key, value: nil, writer: name, order: index, account: account(name))
       if historyless { history.disarm(id) }
@@ -150,12 +157,17 @@ final class ScenarioRunner {
     case .syncKeys(let name, let keys):
       device(name).coordinator.sync(keys: keys)
     case .upload(let name):
-      harness.cloud.upload(from: name)
+      harness.cloud.upload(from: storeName(name))
     case .download(let name, let notify):
-      harness.cloud.download(to: name, notify: notify)
-      awaitingDownload.remove(name)
+      harness.cloud.download(to: storeName(name), notify: notify)
+      awaitingDownload.remove(storeName(name))
     case .event(let name, let keys, let initialSync):
-      harness.cloud.post(ExternalChange(reason: initialSync ? .initialSync : .serverChange, keys: keys), to: name)
+      // Apple reports `initialSync` with a device's initial download only (a new install);
+      // to a device that had it, a replayed event of that kind is a server change. (Stray
+      // `initialSync` events are fuzzed for safety in `FuzzTests`.)
+      let initial = initialSync && awaitingDownload.contains(storeName(name))
+      harness.cloud.post(
+        ExternalChange(reason: initial ? .initialSync : .serverChange, keys: keys), to: storeName(name))
     case .switchAccount(let name, let account):
       for id in (localWrite[name] ?? [:]).values { history.disarm(id) }
       for write in history.writes.values where write.writer == name && !history.seenElsewhere.contains(write.id) {
@@ -166,8 +178,8 @@ final class ScenarioRunner {
         guard let id = localWrite[name]?[key] else { continue }
         history.recordImport(of: id, by: name, order: index, account: account)
       }
-      harness.cloud.switchAccount(of: name, to: account)
-      awaitingDownload.remove(name)
+      harness.cloud.switchAccount(of: storeName(name), to: account)
+      awaitingDownload.remove(storeName(name))
       accounts[name] = account
     case .restart(let name):
       restart(name)
@@ -214,6 +226,11 @@ final class ScenarioRunner {
     device(name).coordinator.state.withLock { $0.ledger[key] == nil }
   }
 
+  /// The store a process uses: its own device's, or for the widget its host's.
+  private func storeName(_ name: String) -> String {
+    name == Self.widget ? (scenario.widgetHost ?? name) : name
+  }
+
   private func account(_ name: String) -> String {
     accounts[name] ?? SimulatedCloud.defaultAccount
   }
@@ -239,8 +256,8 @@ final class ScenarioRunner {
     case .sync: device.coordinator.sync()
     case .syncKeys(let keys): device.coordinator.sync(keys: keys)
     case .download(let notify):
-      harness.cloud.download(to: name, notify: notify)
-      awaitingDownload.remove(name)
+      harness.cloud.download(to: storeName(name), notify: notify)
+      awaitingDownload.remove(storeName(name))
     case .notify: notify(name)
     }
     let written = points.withLock { $0 }

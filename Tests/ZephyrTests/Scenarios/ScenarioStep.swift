@@ -103,11 +103,15 @@ struct Scenario: Sendable, CustomStringConvertible {
   /// A device that is a new install: its store has not had iCloud's initial download,
   /// which discards the writes it makes until its first download (DESIGN §7).
   var newInstall: String?
+  /// The device whose app-group suite and store the process `W` shares (an app extension:
+  /// its own instance of the suite, its own ledger folder); `W` is then among ``devices``.
+  var widgetHost: String?
 
   var description: String {
     "Scenario(seed: \(seed), devices: \(devices), steps: [\n"
       + steps.map { "  \($0)," }.joined(separator: "\n") + "\n]"
-      + (newInstall.map { ", newInstall: \"\($0)\"" } ?? "") + ")"
+      + (newInstall.map { ", newInstall: \"\($0)\"" } ?? "")
+      + (widgetHost.map { ", widgetHost: \"\($0)\"" } ?? "") + ")"
   }
 
   /// The scenario that seed `seed` generates: 3–5 devices and `stepCount` steps (by
@@ -115,7 +119,11 @@ struct Scenario: Sendable, CustomStringConvertible {
   static func generate(seed: UInt64, stepCount: Int? = nil, flavor: Flavor? = nil) -> Scenario {
     var random = SeededGenerator(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1)
     let flavor = flavor ?? Flavor(accountSwitches: seed % 4 == 1, crashes: seed % 3 == 2, foreignWrites: seed % 5 != 0)
-    let devices = Array(["A", "B", "C", "D", "E"].prefix(Int.random(in: 3...5, using: &random)))
+    var devices = Array(["A", "B", "C", "D", "E"].prefix(Int.random(in: 3...5, using: &random)))
+    // One scenario in five (without account switches) has an app extension on the first
+    // device's app-group suite: the process `W`.
+    let widgetHost = seed % 5 == 3 && !flavor.accountSwitches ? devices.first : nil
+    if widgetHost != nil { devices.append(ScenarioRunner.widget) }
     let count = stepCount ?? Int.random(in: 50...150, using: &random)
     var accounts = Dictionary(uniqueKeysWithValues: devices.map { ($0, SimulatedAccount.default) })
     var steps: [ScenarioStep] = []
@@ -163,7 +171,9 @@ struct Scenario: Sendable, CustomStringConvertible {
       }
     }
     // One scenario in three has a new install among its devices.
-    return Scenario(seed: seed, devices: devices, steps: steps, newInstall: seed % 3 == 0 ? devices.last : nil)
+    return Scenario(
+      seed: seed, devices: devices, steps: steps, newInstall: seed % 3 == 0 ? devices.first : nil,
+      widgetHost: widgetHost)
   }
 }
 

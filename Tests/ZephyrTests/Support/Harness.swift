@@ -53,21 +53,29 @@ final class Harness {
   /// The device called `name`, created with `monitored` keys on first use.
   ///   - initiallyDownloaded: Whether the device's store had its initial download before
   ///     the app launched (`true`, an existing install); `false` models a new install.
+  ///   - sharing: Another device whose suite and store this one shares, as an app
+  ///     extension shares its app's app-group suite from its own process: its own
+  ///     instance of the suite, its own ledger folder, the same store.
   @discardableResult
   func device(
-    _ name: String, monitored: [String] = [], initiallyDownloaded: Bool = true,
+    _ name: String, monitored: [String] = [], initiallyDownloaded: Bool = true, sharing: String? = nil,
     configure: @escaping (inout SyncConfiguration) -> Void = { _ in }
   ) -> TestDevice {
     if let device = devices[name] { return device }
-    let suiteName = "\(prefix).\(name)"
+    let suiteName = "\(prefix).\(sharing ?? name)"
     let opened = world == .apple ? AppleFaithfulDefaults(suiteName: suiteName) : UserDefaults(suiteName: suiteName)
     guard let defaults = opened else {
       preconditionFailure("cannot open suite \(suiteName)")
     }
+    let configureShared: (inout SyncConfiguration) -> Void = { configuration in
+      configure(&configuration)
+      if sharing != nil { configuration.sharedByProcesses = true }
+    }
     let device = TestDevice(
       name: name, suiteName: suiteName, defaults: defaults,
-      store: cloud.device(name, initiallyDownloaded: initiallyDownloaded),
-      ledgerDirectory: ledgerDirectory, configure: configure)
+      store: cloud.device(sharing ?? name, initiallyDownloaded: initiallyDownloaded),
+      ledgerDirectory: sharing == nil ? ledgerDirectory : ledgerDirectory.appendingPathComponent(name),
+      configure: configureShared)
     device.coordinator.addKeysToBeMonitored(keys: monitored)
     devices[name] = device
     return device
