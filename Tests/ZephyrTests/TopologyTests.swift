@@ -144,6 +144,32 @@ struct TopologyTests {
   }
 }
 
+extension TopologyTests {
+  /// Item 10: decision lines carry their values in `text` only; `redactedText`, which
+  /// the default sink logs as public on Apple platforms, keeps the key and hides them.
+  @Test func decisionLinesRedactValuesButNotKeys() {
+    let harness = Harness()
+    let messages = Locked<[LogMessage]>([])
+    let a = harness.device("A", monitored: ["theme"]) { configuration in
+      configuration.logHandler = { message in messages.withLock { $0.append(message) } }
+    }
+    let b = harness.device("B", monitored: ["theme"])
+    a.set(.string("secret-dusk"), "theme")
+    harness.round()
+    b.set(.string("secret-dawn"), "theme")
+    harness.round()
+    let decisions = messages.withLock { $0 }.filter {
+      $0.text.hasPrefix("push theme") || $0.text.hasPrefix("pull theme")
+    }
+    #expect(decisions.count >= 2)
+    for message in decisions {
+      #expect(message.text.contains("secret-"))
+      #expect(!message.redactedText.contains("secret-"), "\(message.redactedText)")
+      #expect(message.redactedText.contains("theme") && message.redactedText.contains("<private>"))
+    }
+  }
+}
+
 /// A store whose `synchronize()` always fails, as without the entitlement.
 private final class RefusingStore: KeyValueSyncStore {
   let values = Locked<[String: PropertyListValue]>([:])

@@ -23,11 +23,16 @@ public struct LogMessage: Sendable, Equatable, CustomStringConvertible {
   public var level: Level
   /// The message, written as a decision a developer can act on.
   public var text: String
+  /// ``text`` with every synced value replaced by `<private>`: keys, generations and
+  /// reasons stay. What the default sink logs as public on Apple platforms; the values
+  /// go to the unified log as private data.
+  public var redactedText: String
 
-  /// Creates a message.
-  public init(level: Level, text: String) {
+  /// Creates a message; `redactedText` defaults to `text` (a message without values).
+  public init(level: Level, text: String, redactedText: String? = nil) {
     self.level = level
     self.text = text
+    self.redactedText = redactedText ?? text
   }
 
   /// `"[Zephyr] text"`, with `warning:` before warnings.
@@ -44,10 +49,16 @@ public typealias LogHandler = @Sendable (LogMessage) -> Void
 enum DefaultLogSink {
   static func write(_ message: LogMessage) {
     #if canImport(os)
+      // Keys public, values private (shown as <private> unless private data is enabled).
       let logger = Logger(subsystem: "Zephyr", category: "sync")
-      switch message.level {
-      case .debug: logger.debug("\(message.text, privacy: .public)")
-      case .warning: logger.warning("\(message.text, privacy: .public)")
+      let hasValues = message.redactedText != message.text
+      switch (message.level, hasValues) {
+      case (.debug, false): logger.debug("\(message.text, privacy: .public)")
+      case (.debug, true):
+        logger.debug("\(message.redactedText, privacy: .public) \(message.text, privacy: .private)")
+      case (.warning, false): logger.warning("\(message.text, privacy: .public)")
+      case (.warning, true):
+        logger.warning("\(message.redactedText, privacy: .public) \(message.text, privacy: .private)")
       }
     #else
       FileHandle.standardError.write(Data((message.description + "\n").utf8))

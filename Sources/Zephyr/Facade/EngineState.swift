@@ -56,6 +56,12 @@ struct EngineState: Sendable {
     logs.append(LogMessage(level: .debug, text: text()))
   }
 
+  /// A decision line that names a synced value: logged with the value redacted too.
+  mutating func debug(_ line: LogLine) {
+    guard configuration.debugEnabled else { return }
+    logs.append(LogMessage(level: .debug, text: line.text, redactedText: line.redacted))
+  }
+
   mutating func warn(_ text: String) {
     logs.append(LogMessage(level: .warning, text: text))
   }

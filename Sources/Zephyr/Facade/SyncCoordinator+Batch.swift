@@ -80,7 +80,7 @@ extension SyncCoordinator {
     if !plan.writes.isEmpty { saveLedger() }
     var made = Set<String>()
     var written = Set<String>()
-    var logs: [String] = []
+    var logs: [LogLine] = []
     for (write, log) in plan.writes {
       switch write {
       case .store(let key, let record, let merged):

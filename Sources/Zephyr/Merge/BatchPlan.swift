@@ -27,7 +27,7 @@ struct BatchPlan: Sendable {
   }
 
   /// The writes, each with the decision-log line to emit once it is made.
-  var writes: [(write: Write, log: String)] = []
+  var writes: [(write: Write, log: LogLine)] = []
   /// Final ledger entries of the writes that were set ahead, applied once they are made.
   var settled: [String: LedgerEntry] = [:]
   /// The keys of the batch, and those of them refused.
@@ -114,7 +114,9 @@ extension EngineState {
     } else {
       setLedger(key, entry)
     }
-    let log = "push \(key) g\(stamp.generation) \(value.map(\.logDescription) ?? "deleted") (\(reason.rawValue))"
+    let log = LogLine(
+      "push \(key) g\(stamp.generation) ", value: value.map(\.logDescription) ?? "deleted", isValue: value != nil,
+      " (\(reason.rawValue))")
     plan.writes.append((.store(key: key, record: record, merged: merged), log))
   }
 
@@ -130,7 +132,9 @@ extension EngineState {
     }
     plan.pulls += 1
     let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content))
-    let log = "pull \(key) g\(stamp.generation) \(content.logDescription) (\(reason.rawValue))"
+    let isValue: Bool = if case .value = content { true } else { false }
+    let log = LogLine(
+      "pull \(key) g\(stamp.generation) ", value: content.logDescription, isValue: isValue, " (\(reason.rawValue))")
     if LedgerEntry.Agreed(current) == entry.agreed {
       setLedger(key, entry)
       debug(log)
@@ -186,5 +190,17 @@ extension SyncRecord.Content {
     case .value(let value): value.logDescription
     case .deleted: "deleted"
     }
+  }
+}
+
+/// A decision-log line naming a synced value, in full and with the value redacted.
+struct LogLine: Sendable, Equatable {
+  var text: String
+  var redacted: String
+
+  /// `prefix`, the value (or `<private>` in ``redacted`` when `isValue`), `suffix`.
+  init(_ prefix: String, value: String, isValue: Bool, _ suffix: String) {
+    text = prefix + value + suffix
+    redacted = prefix + (isValue ? "<private>" : value) + suffix
   }
 }
