@@ -170,6 +170,72 @@ struct ReentrancyTests {
   }
 }
 
+extension ReentrancyTests {
+  /// A `Task` started by an observer of Zephyr's own write runs elsewhere: its edit is an
+  /// edit, pushed (task-local markers would have made it look like Zephyr's own echo).
+  @Test func anEditMadeFromATaskStartedInsideZephyrsWriteIsPushed() async {
+    let (harness, a, b) = agreedPair()
+    let defaults = UncheckedDefaults(b.defaults)
+    let started = Locked(false)
+    let done = DispatchSemaphore(value: 0)
+    let token = NotificationCenter.default.addObserver(
+      forName: UserDefaults.didChangeNotification, object: b.defaults, queue: nil
+    ) { _ in
+      guard defaults.value.string(forKey: "theme") == "dusk",
+        started.withLock({
+          let was = $0
+          $0 = true
+          return !was
+        })
+      else { return }
+      Task {
+        defaults.value.set("from a task", forKey: "other")
+        done.signal()
+      }
+    }
+    defer { NotificationCenter.default.removeObserver(token) }
+    a.set(.string("dusk"), "theme")
+    harness.cloud.upload()
+    harness.cloud.download(to: "B")
+    await withCheckedContinuation { continuation in
+      DispatchQueue.global().async {
+        done.wait()
+        continuation.resume()
+      }
+    }
+    b.settle()
+    #expect(b.record("other")?.content == .value(.string("from a task")))
+  }
+
+  /// A resolver that waits for another thread which calls into the same coordinator: the
+  /// call is queued for the running operation instead of waiting for it.
+  @Test func aResolverWaitingForAnotherThreadThatCallsInDoesNotDeadlock() {
+    let box = Locked<SyncCoordinator?>(nil)
+    let (harness, a, b) = agreedPair { configuration in
+      configuration.conflictResolver = { _ in
+        if let coordinator = box.withLock({ $0 }) {
+          let done = DispatchSemaphore(value: 0)
+          DispatchQueue.global().async {
+            coordinator.sync(keys: ["theme"])
+            _ = coordinator.status
+            done.signal()
+          }
+          done.wait()
+        }
+        return .keepLocal
+      }
+    }
+    box.withLock { $0 = b.coordinator }
+    defer { box.withLock { $0 = nil } }
+    a.set(.string("from A"), "theme")
+    harness.cloud.upload()
+    harness.cloud.download(to: "B", notify: false)
+    b.defaults.set("from B", forKey: "theme")  // its push meets A's record: the resolver runs
+    b.settle()
+    #expect(b.record("theme")?.content == .value(.string("from B")))
+  }
+}
+
 /// Hands a `UserDefaults` to a `@Sendable` observer block (it is thread-safe; corelibs does
 /// not declare it `Sendable`).
 private final class UncheckedDefaults: Sendable {

@@ -27,8 +27,22 @@ enum Request: Sendable, Equatable {
 struct OperationLane: Sendable {
   /// Whether an operation is running.
   var isBusy = false
-  /// Whether the running operation is inside a `UserDefaults` write.
-  var isWritingLocally = false
+  /// The thread running it (``ThreadIdentity``): a call from that thread is a call from
+  /// inside the operation. Never a task-local value, which a `Task {}` would inherit.
+  var owner: Int?
+  /// Whether the running operation is calling out to code that may wait for another
+  /// thread: a `UserDefaults` write (its `didChangeNotification` observers) or the
+  /// conflict resolver.
+  var isCallingOut = false
+  /// Whether the running operation is calling its conflict resolver.
+  var isInResolver = false
+  /// The operation's own `UserDefaults` writes, and the `didChangeNotification`s that
+  /// reached it on its thread while it made them: more announcements than writes means an
+  /// observer edited the suite from inside one of them.
+  var localWrites = 0
+  var announcements = 0
+  /// Threads handing log lines to the log handler now.
+  var emittingThreads: Set<Int> = []
   /// Requests queued for the running operation to run before it lets go.
   var queued: [Request] = []
   /// A `didChangeNotification` arrived that no push has looked at yet.
@@ -39,7 +53,10 @@ struct OperationLane: Sendable {
   /// Whether a caller on another thread can go on now: the lane is free (it takes it), or
   /// the running operation is inside a `UserDefaults` write (it queues its request there,
   /// since waiting could deadlock). Otherwise it waits.
-  var admitsCaller: Bool { !isBusy || isWritingLocally }
+  var admitsCaller: Bool { !isBusy || isCallingOut }
+
+  /// Whether `thread` runs the operation.
+  func isOwned(by thread: Int) -> Bool { isBusy && owner == thread }
 
   /// Queues `request` unless it is queued already (a duplicate adds nothing).
   mutating func queue(_ request: Request) {
@@ -51,9 +68,10 @@ struct OperationLane: Sendable {
 extension EngineState {
   /// Takes the lane for `request` when it is free (`true`); otherwise, the running
   /// operation being inside a `UserDefaults` write, queues `request` for it (`false`).
-  mutating func takeLaneOrQueue(_ request: Request) -> Bool {
+  mutating func takeLaneOrQueue(_ request: Request, thread: Int) -> Bool {
     guard lane.isBusy else {
       lane.isBusy = true
+      lane.owner = thread
       return true
     }
     lane.queue(request)

@@ -30,11 +30,22 @@ extension SyncCoordinator {
     }
 
     var decisions: [String: Reconciler.Decision] = [:]
-    Self.$inCallback.withValue(id) {
-      for key in keys {
-        decisions[key] = Reconciler.decide(
-          key: key, local: local[key], storeValue: remote[key], ledger: entries[key], policy: policy,
-          resolver: resolver, ownOrigin: ownOrigin)
+    // The resolver is user code: it may wait for another thread that calls in meanwhile.
+    if resolver != nil {
+      state.withLock { state in
+        state.lane.isCallingOut = true
+        state.lane.isInResolver = true
+      }
+    }
+    for key in keys {
+      decisions[key] = Reconciler.decide(
+        key: key, local: local[key], storeValue: remote[key], ledger: entries[key], policy: policy,
+        resolver: resolver, ownOrigin: ownOrigin)
+    }
+    if resolver != nil {
+      state.withLock { state in
+        state.lane.isCallingOut = false
+        state.lane.isInResolver = false
       }
     }
 

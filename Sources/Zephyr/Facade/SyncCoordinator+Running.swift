@@ -20,34 +20,41 @@ extension SyncCoordinator {
   ///   writes to `UserDefaults` (it may be waiting for this very thread, see
   ///   ``OperationLane``): then queued for it, and run before it ends.
   func run(_ request: Request) {
-    if Self.inCallback == id {
+    let thread = ThreadIdentity.current
+    enum Entry { case resolver, nested, other }
+    let entry = state.withLock { state -> Entry in
+      guard state.lane.isOwned(by: thread) else { return .other }
+      if state.lane.isInResolver { return .resolver }
+      state.lane.queue(request)
+      state.debug("\(request.callName) called from inside an operation: runs right after it")
+      return .nested
+    }
+    switch entry {
+    case .resolver:
       warnNow("\(request.callName) called from this coordinator's conflict resolver: not run")
       return
-    }
-    if Self.operating == id {
-      state.withLock { state in
-        state.lane.queue(request)
-        state.debug("\(request.callName) called from inside an operation: runs right after it")
-      }
+    case .nested:
       return
+    case .other:
+      break
     }
-    let owns = state.withLock(when: { $0.lane.admitsCaller }, { $0.takeLaneOrQueue(request) })
+    let owns = state.withLock(
+      when: { $0.lane.admitsCaller || $0.lane.isOwned(by: thread) }, { $0.takeLaneOrQueue(request, thread: thread) })
     guard owns else {
       emitLogs()
       return
     }
     var changed = Set<String>()
-    Self.$operating.withValue(id) {
-      var next: Request? = request
-      while let current = next {
-        changed.formUnion(execute(current))
-        next = state.withLock { state -> Request? in
-          guard !state.lane.queued.isEmpty else {
-            state.lane.isBusy = false
-            return nil
-          }
-          return state.lane.queued.removeFirst()
+    var next: Request? = request
+    while let current = next {
+      changed.formUnion(execute(current))
+      next = state.withLock { state -> Request? in
+        guard !state.lane.queued.isEmpty else {
+          state.lane.isBusy = false
+          state.lane.owner = nil
+          return nil
         }
+        return state.lane.queued.removeFirst()
       }
     }
     emitLogs()
@@ -56,30 +63,31 @@ extension SyncCoordinator {
 
   /// Runs one request as one operation; returns the keys whose local value it changed.
   private func execute(_ request: Request) -> Set<String> {
-    let writes = LocalWriteCount()
     var effects = OperationEffects()
-    Self.$localWrites.withValue(writes) {
-      primeBudget()
-      switch request {
-      case .sync: syncEverything(&effects)
-      case .syncKeys(let keys): sync(keys, &effects)
-      case .event(let change): handle(change, &effects)
-      case .localEdits: pushLocalEdits(&effects)
-      case .settlePendingPulls: settlePendingPulls()
-      }
-      if effects.storeWritten, state.withLock({ $0.configuration.synchronizeOnChange }), mayWrite(nil) {
-        synchronizeStore()
-      }
-      state.withLock { $0.checkBudgetThreshold() }
-      saveLedger()
+    state.withLock { state in
+      state.lane.localWrites = 0
+      state.lane.announcements = 0
     }
-    if writes.sawOtherWrites {
-      // An observer wrote to the suite from inside one of our writes: push that edit too.
-      state.withLock { state in
+    primeBudget()
+    switch request {
+    case .sync: syncEverything(&effects)
+    case .syncKeys(let keys): sync(keys, &effects)
+    case .event(let change): handle(change, &effects)
+    case .localEdits: pushLocalEdits(&effects)
+    case .settlePendingPulls: settlePendingPulls()
+    }
+    if effects.storeWritten, state.withLock({ $0.configuration.synchronizeOnChange }), mayWrite(nil) {
+      synchronizeStore()
+    }
+    state.withLock { state in
+      state.checkBudgetThreshold()
+      if state.lane.announcements > state.lane.localWrites {
+        // An observer wrote to the suite from inside one of our writes: push that edit too.
         state.lane.localEditsPending = true
         state.lane.queue(.localEdits)
       }
     }
+    saveLedger()
     return effects.changedKeys
   }
 
@@ -98,8 +106,10 @@ extension SyncCoordinator {
   /// emitted too, a few rounds deep; later ones wait for the next operation.
   func emitLogs() {
     // A handler's own calls record lines too: the outer loop emits them, not a nested one.
-    guard Self.emitting != id else { return }
-    Self.$emitting.withValue(id) { emitRecordedLogs() }
+    let thread = ThreadIdentity.current
+    guard state.withLock({ $0.lane.emittingThreads.insert(thread).inserted }) else { return }
+    emitRecordedLogs()
+    state.withLock { _ = $0.lane.emittingThreads.remove(thread) }
   }
 
   private func emitRecordedLogs() {
@@ -163,23 +173,33 @@ extension SyncCoordinator {
   /// (the write's `didChangeNotification` may make this thread wait for theirs).
   func writeLocally(_ key: String, _ content: SyncRecord.Content) -> Bool {
     guard mayWrite(.defaults(key)) else { return false }
-    state.withLock { $0.lane.isWritingLocally = true }
-    Self.localWrites?.noteWrite()
-    switch content {
-    case .value(let value): domain.set(value, forKey: key)
-    case .deleted: domain.remove(forKey: key)
+    callingOut { domain in
+      switch content {
+      case .value(let value): domain.set(value, forKey: key)
+      case .deleted: domain.remove(forKey: key)
+      }
     }
-    state.withLock { $0.lane.isWritingLocally = false }
     return true
+  }
+
+  /// Makes one `UserDefaults` write of the operation, counted, with waiting callers told
+  /// not to wait meanwhile (the write's observers may make this thread wait for theirs).
+  private func callingOut(_ write: (UserDefaultsDomain) -> Void) {
+    state.withLock { state in
+      state.lane.isCallingOut = true
+      state.lane.localWrites += 1
+    }
+    let echoes = OwnWriteMarker.write(by: id) { write(domain) }
+    state.withLock { state in
+      state.lane.isCallingOut = false
+      state.lane.announcements += echoes
+    }
   }
 
   /// Writes one of Zephyr's bookkeeping strings, like ``writeLocally(_:_:)``.
   func writeBookkeeping(_ text: String, forKey key: String) {
     guard mayWrite(.defaults(key)) else { return }
-    state.withLock { $0.lane.isWritingLocally = true }
-    Self.localWrites?.noteWrite()
-    domain.setBookkeepingString(text, forKey: key)
-    state.withLock { $0.lane.isWritingLocally = false }
+    callingOut { $0.setBookkeepingString(text, forKey: key) }
   }
 
   /// Saves the ledger's unsaved changes: appended to the file, or the whole file

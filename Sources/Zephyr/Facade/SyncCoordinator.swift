@@ -62,17 +62,6 @@ public final class SyncCoordinator: Sendable {
   private let observations = Locked<[ObservationToken]>([])
   let localEditQueue = DispatchQueue(label: "Zephyr.local-edits")
 
-  /// The coordinator whose operation the current thread is running, if any.
-  @TaskLocal static var operating: ObjectIdentifier?
-  /// Set while the current thread runs user code for the coordinator's operation (a
-  /// conflict resolver): a call back into that coordinator is not honoured.
-  @TaskLocal static var inCallback: ObjectIdentifier?
-  /// Set while the current thread hands log lines to the log handler.
-  @TaskLocal static var emitting: ObjectIdentifier?
-  /// Counts `didChangeNotification`s that arrive on the operating thread while it writes
-  /// to `UserDefaults`, to tell Zephyr's own writes from an observer's nested ones.
-  @TaskLocal static var localWrites: LocalWriteCount?
-
   /// Creates a coordinator and starts observing the store's external changes and the
   /// suite's `didChangeNotification`.
   ///
@@ -196,12 +185,14 @@ public final class SyncCoordinator: Sendable {
   /// local-edit queue, a resolver, an observer of its writes), where waiting could never
   /// end, it returns at once with a warning.
   public func waitForPendingLocalEdits() {
-    if Self.operating == ObjectIdentifier(self) || DispatchQueue.getSpecific(key: Self.localEditQueueKey) == id {
+    let thread = ThreadIdentity.current
+    if state.withLock({ $0.lane.isOwned(by: thread) }) || DispatchQueue.getSpecific(key: Self.localEditQueueKey) == id {
       warnNow("waitForPendingLocalEdits() called from inside Zephyr's own work: not waiting")
       return
     }
     localEditQueue.sync {}
-    state.withLock(when: { !$0.lane.isBusy }, { _ in })
+    // Not while the running operation calls out: it may be waiting for this very thread.
+    state.withLock(when: { !$0.lane.isBusy || $0.lane.isCallingOut }, { _ in })
   }
 
   // MARK: Observers
@@ -253,10 +244,8 @@ public final class SyncCoordinator: Sendable {
   /// own thread, without a lock on its state; a change announced while it writes that is
   /// not its own (an observer's nested write) is pushed after the operation.
   func userDefaultsDidChange() {
-    if Self.operating == id, let writes = Self.localWrites {
-      writes.noteAnnouncement()
-      return
-    }
+    // Announced on the thread of our own write, from inside it: counted without a lock.
+    if OwnWriteMarker.noteAnnouncement(for: id) { return }
     let schedule = state.withLock { state -> Bool in
       state.lane.localEditsPending = true
       guard !state.lane.flushScheduled else { return false }
@@ -272,18 +261,6 @@ public final class SyncCoordinator: Sendable {
   var id: ObjectIdentifier { ObjectIdentifier(self) }
 
   static let localEditQueueKey = DispatchSpecificKey<ObjectIdentifier>()
-}
-
-/// Counts the `UserDefaults` writes an operation makes and the `didChangeNotification`s
-/// that arrive on its thread meanwhile. More announcements than writes means an observer
-/// wrote to the suite from inside one of them: that edit is pushed after the operation.
-final class LocalWriteCount: Sendable {
-  private let counts = Locked((writes: 0, announcements: 0))
-
-  func noteWrite() { counts.withLock { $0.writes += 1 } }
-  func noteAnnouncement() { counts.withLock { $0.announcements += 1 } }
-  /// Whether more changes were announced than this operation made.
-  var sawOtherWrites: Bool { counts.withLock { $0.announcements > $0.writes } }
 }
 
 /// Test hooks: crash points and pauses. Empty, and never consulted but for a nil check,
