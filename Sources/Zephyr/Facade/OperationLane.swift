@@ -19,9 +19,9 @@ enum Request: Sendable, Equatable {
 ///
 /// Operations run one at a time, but no lock is held while one runs: the running thread
 /// owns the lane. Another thread that calls in waits for the lane, except while the
-/// owner writes to `UserDefaults`: on Apple platforms that write posts
-/// `didChangeNotification` synchronously, and an observer may make the writer wait for
-/// the very thread that is calling in (an observer on an `OperationQueue`). Waiting then
+/// owner calls out to code that may wait for that very thread: a `UserDefaults` write (on
+/// Apple platforms it posts `didChangeNotification` synchronously, and an observer on an
+/// `OperationQueue` makes the writer wait for it) or the conflict resolver. Waiting then
 /// could deadlock, so such a call, and any call made from inside the running operation
 /// on its own thread, is queued here instead and run by the owner before it lets go.
 struct OperationLane: Sendable {
@@ -51,7 +51,7 @@ struct OperationLane: Sendable {
   var flushScheduled = false
 
   /// Whether a caller on another thread can go on now: the lane is free (it takes it), or
-  /// the running operation is inside a `UserDefaults` write (it queues its request there,
+  /// the running operation is calling out (it queues its request there,
   /// since waiting could deadlock). Otherwise it waits.
   var admitsCaller: Bool { !isBusy || isCallingOut }
 
@@ -67,7 +67,7 @@ struct OperationLane: Sendable {
 
 extension EngineState {
   /// Takes the lane for `request` when it is free (`true`); otherwise, the running
-  /// operation being inside a `UserDefaults` write, queues `request` for it (`false`).
+  /// operation calling out, queues `request` for it (`false`).
   mutating func takeLaneOrQueue(_ request: Request, thread: Int) -> Bool {
     guard lane.isBusy else {
       lane.isBusy = true

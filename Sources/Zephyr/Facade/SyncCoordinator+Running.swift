@@ -17,8 +17,8 @@ extension SyncCoordinator {
   ///   `UserDefaults` writes, a store event posted during its store write): queued, and
   ///   run by that operation before it ends.
   /// - While another thread's operation runs: waits for it, except while that operation
-  ///   writes to `UserDefaults` (it may be waiting for this very thread, see
-  ///   ``OperationLane``): then queued for it, and run before it ends.
+  ///   calls out to a `UserDefaults` write or the resolver (it may be waiting for this very
+  ///   thread, see ``OperationLane``): then queued for it, and run before it ends.
   func run(_ request: Request) {
     let thread = ThreadIdentity.current
     enum Entry { case resolver, nested, other }
