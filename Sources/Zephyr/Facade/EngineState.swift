@@ -41,8 +41,8 @@ struct EngineState: Sendable {
     journal.reset()
   }
 
-  /// Starts a new ledger under a new epoch: the domain was reset while running. Returns
-  /// the epoch, which the caller writes into the domain (outside the lock).
+  /// Starts a new, empty ledger under `epoch`: the domain was reset while running. The
+  /// caller writes a new epoch into the domain itself (outside the lock) when it made one.
   mutating func replaceLedger(epoch: String) {
     ledger = Ledger(epoch: epoch)
     journal.reset()

@@ -13,7 +13,8 @@ extension SyncCoordinator {
   ) -> Set<String> {
     guard !keys.isEmpty else { return [] }
     // Another process on a shared suite may have agreed on a later state of a key.
-    let shared = sharesSuite ? domain.sharedAgreements(of: keys) : [:]
+    let sharing = sharesSuite
+    let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     // A pull written ahead before a crash is settled against the local value first.
     let (entries, resolver, ownOrigin) = state.withLock { state in
       var entries: [String: LedgerEntry] = [:]
@@ -61,7 +62,7 @@ extension SyncCoordinator {
     let batch = BatchDecisions(keys: keys, decisions: decisions, local: local, current: current, remote: remote)
     let plan = state.withLock { $0.plan(batch) }
     let written = apply(plan, &effects)
-    if sharesSuite { shareAgreements(of: keys, replacing: shared) }
+    if sharing { shareAgreements(of: keys, replacing: shared) }
     return written
   }
 
@@ -81,7 +82,7 @@ extension SyncCoordinator {
     }
     for (key, entry) in updates {
       let mirror = SharedAgreement.key(for: key)
-      _ = writeLocally(mirror, entry.map { .value(SharedAgreement.encode($0)) } ?? .deleted(Date()))
+      writeLocally(mirror, entry.map(SharedAgreement.encode))
     }
   }
 
@@ -100,11 +101,11 @@ extension SyncCoordinator {
         written.insert(key)
         effects.storeWritten = true
         if let merged {
-          guard writeLocally(key, .value(merged)) else { continue }
+          guard writeLocally(key, merged) else { continue }
           effects.changedKeys.insert(key)
         }
       case .local(let key, let content):
-        guard writeLocally(key, content) else { continue }
+        guard writeLocally(key, content.value) else { continue }
         effects.changedKeys.insert(key)
       }
       made.insert(write.key)

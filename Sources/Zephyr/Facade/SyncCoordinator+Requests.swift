@@ -20,7 +20,7 @@ extension SyncCoordinator {
       return state.admit(keys.filter { KeyPolicy.exclusion(of: $0) == nil }.sorted())
     }
     let written = reconcile(keys, local: local.values, remote: remote, policy: .preferLocal, &effects)
-    collectTombstones(skipping: written, &effects)
+    collectTombstones(in: remote, skipping: written, &effects)
   }
 
   /// ``sync(keys:)-([String])``: only `keys`, each once.
@@ -37,7 +37,7 @@ extension SyncCoordinator {
     if change.reason == .initialSync { forgetDiscardedWrites() }
     if change.reason == .accountChange, sharesSuite {
       // The other account's agreed states are no history here.
-      for key in domain.keysWithSharedAgreements() { _ = writeLocally(SharedAgreement.key(for: key), .deleted(Date())) }
+      for key in domain.keysWithSharedAgreements() { writeLocally(SharedAgreement.key(for: key), nil) }
     }
     let keys = state.withLock { state -> [String] in
       let now = state.configuration.clock()
@@ -125,7 +125,7 @@ extension SyncCoordinator {
       let agreed = domain.sharedAgreements(of: sharedKeys)
       let held = storeValues(sharedKeys)
       for (key, entry) in agreed where !Self.storeHolds(entry, held[key]) {
-        _ = writeLocally(SharedAgreement.key(for: key), .deleted(Date()))
+        writeLocally(SharedAgreement.key(for: key), nil)
       }
     }
     let entries = state.withLock { $0.ledger.entries }
@@ -180,30 +180,34 @@ extension SyncCoordinator {
       state.withLock { $0.debug("removed Zephyr 4's \(key) from the store") }
     }
     if domain.containsAnyValue(forKey: key) {
-      _ = writeLocally(key, .deleted(Date()))
+      writeLocally(key, nil)
     }
   }
 
   /// Removes tombstones older than the configured lifetime from the store, giving their
   /// keys back. The ledger keeps the delete, so this device never pushes the value again.
   ///
-  /// Each candidate is read again right before it is removed, and removed only when the
-  /// store still holds that very tombstone: a value another device wrote since the batch
-  /// read the store is never deleted. (The store offers no compare-and-swap; the window
-  /// left is the one between that read and the removal.)
-  func collectTombstones(skipping written: Set<String>, _ effects: inout OperationEffects) {
-    let candidates = state.withLock { state -> [String] in
-      guard state.configuration.tombstoneLifetime != nil else { return [] }
-      return state.ledger.entries.filter { $0.value.agreed == .deleted && !written.contains($0.key) }.map(\.key)
-        .sorted()
+  /// Candidates are the expired tombstones of `snapshot` (the store as the batch read it)
+  /// that the ledger agrees on. Each is read again right before it is removed, and removed
+  /// only when the store still holds that very tombstone: a value another device wrote
+  /// since the snapshot is never deleted. (The store offers no compare-and-swap; the
+  /// window left is the one between that read and the removal.)
+  func collectTombstones(
+    in snapshot: [String: PropertyListValue], skipping written: Set<String>, _ effects: inout OperationEffects
+  ) {
+    let candidates = state.withLock { state -> [(key: String, stamp: Stamp)] in
+      guard let lifetime = state.configuration.tombstoneLifetime else { return [] }
+      let now = state.configuration.clock()
+      return snapshot.compactMap { key, value in
+        guard !written.contains(key), let entry = state.ledger[key], entry.agreed == .deleted,
+          let stamp = Self.expiredTombstone(value, lifetime: lifetime, now: now), stamp == entry.stamp
+        else { return nil }
+        return (key, stamp)
+      }.sorted { $0.key < $1.key }
     }
-    let (lifetime, now) = state.withLock { ($0.configuration.tombstoneLifetime ?? .infinity, $0.configuration.clock()) }
-    for key in candidates {
-      let current = store.value(forKey: key)
-      guard case .record(let record) = RemoteState(storeValue: current), case .deleted(let date) = record.content,
-        now.timeIntervalSince(date) > lifetime,
-        state.withLock({ $0.ledger[key]?.agreed == .deleted && $0.ledger[key]?.stamp == record.stamp }),
-        mayWrite(.store(key))
+    for (key, stamp) in candidates {
+      guard case .record(let record) = RemoteState(storeValue: store.value(forKey: key)),
+        case .deleted(let date) = record.content, record.stamp == stamp, mayWrite(.store(key))
       else { continue }
       store.removeValue(forKey: key)
       effects.storeWritten = true
@@ -212,6 +216,14 @@ extension SyncCoordinator {
         state.debug("collect tombstone \(key) g\(record.generation) (deleted \(date.ISO8601Format()))")
       }
     }
+  }
+
+  /// The stamp of `value` when it is a tombstone older than `lifetime`.
+  private static func expiredTombstone(_ value: PropertyListValue, lifetime: TimeInterval, now: Date) -> Stamp? {
+    guard case .record(let record) = RemoteState(storeValue: value), case .deleted(let date) = record.content,
+      now.timeIntervalSince(date) > lifetime
+    else { return nil }
+    return record.stamp
   }
 
   func storeValues(_ keys: some Sequence<String>) -> [String: PropertyListValue] {

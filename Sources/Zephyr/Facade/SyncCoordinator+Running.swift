@@ -162,22 +162,21 @@ extension SyncCoordinator {
   /// Whether a write at `point` may go ahead; `false` once a simulated crash struck.
   /// (`nil`: a call that writes nothing durable, such as `synchronize()`.)
   func mayWrite(_ point: WritePoint?) -> Bool {
-    testHooks.withLock { hooks in
-      if hooks.crashed { return false }
-      if let point, hooks.crashBefore?(point) == true { hooks.crashed = true }
-      return !hooks.crashed
-    }
+    let (crashed, crashBefore) = testHooks.withLock { ($0.crashed, $0.crashBefore) }
+    if crashed { return false }
+    // The hook is test code: asked with no lock held.
+    guard let point, let crashBefore, crashBefore(point) else { return true }
+    testHooks.withLock { $0.crashed = true }
+    return false
   }
 
-  /// Writes `content` to `UserDefaults`, telling waiting threads not to wait meanwhile
-  /// (the write's `didChangeNotification` may make this thread wait for theirs).
-  func writeLocally(_ key: String, _ content: SyncRecord.Content) -> Bool {
+  /// Writes `value` to `UserDefaults`, or removes the key when `nil` (see
+  /// ``callingOut(_:)``). `false` when a simulated crash stopped the write.
+  @discardableResult
+  func writeLocally(_ key: String, _ value: PropertyListValue?) -> Bool {
     guard mayWrite(.defaults(key)) else { return false }
     callingOut { domain in
-      switch content {
-      case .value(let value): domain.set(value, forKey: key)
-      case .deleted: domain.remove(forKey: key)
-      }
+      if let value { domain.set(value, forKey: key) } else { domain.remove(forKey: key) }
     }
     return true
   }
@@ -226,7 +225,6 @@ extension SyncCoordinator {
       }
     }
   }
-
 }
 
 extension Request {

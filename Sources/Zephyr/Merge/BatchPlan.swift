@@ -132,9 +132,9 @@ extension EngineState {
     }
     plan.pulls += 1
     let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content))
-    let isValue: Bool = if case .value = content { true } else { false }
     let log = LogLine(
-      "pull \(key) g\(stamp.generation) ", value: content.logDescription, isValue: isValue, " (\(reason.rawValue))")
+      "pull \(key) g\(stamp.generation) ", value: content.logDescription, isValue: content.value != nil,
+      " (\(reason.rawValue))")
     if LedgerEntry.Agreed(current) == entry.agreed {
       setLedger(key, entry)
       debug(log)
@@ -184,6 +184,11 @@ extension LedgerEntry {
 }
 
 extension SyncRecord.Content {
+  /// The value, or `nil` for a tombstone.
+  var value: PropertyListValue? {
+    if case .value(let value) = self { value } else { nil }
+  }
+
   /// The content for the decision log: the value, or `deleted`.
   var logDescription: String {
     switch self {

@@ -238,8 +238,7 @@ enum Reconciler {
     key: String, local: PropertyListValue?, record: SyncRecord, policy: MismatchPolicy, resolver: ConflictResolver?
   ) -> SyncAction {
     let next = Generation.next(after: record.generation)
-    let remoteValue: PropertyListValue? =
-      if case .value(let value) = record.content { value } else { nil }
+    let remoteValue = record.content.value
     if resolver != nil { LockAudit.assertNoLockHeld(calling: "the conflict resolver") }
     switch resolver?(Conflict(key: key, local: local, remote: remoteValue)) ?? .usePolicy {
     case .keepLocal,
