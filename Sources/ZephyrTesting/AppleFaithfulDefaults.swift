@@ -100,7 +100,7 @@ public final class AppleFaithfulDefaults: UserDefaults {
   /// A `nil` value, or an `Optional` holding `nil` passed as `Any`, removes the key and is
   /// offered to ``writeInterceptor`` as ``Write/remove(key:)``.
   public override func set(_ value: Any?, forKey defaultName: String) {
-    guard let value = Self.unwrapped(value) else {
+    guard let value, let value = PropertyListValue.unwrapOptionals(value) else {
       perform(.remove(key: defaultName)) { super.removeObject(forKey: defaultName) }
       return
     }
@@ -214,13 +214,6 @@ public final class AppleFaithfulDefaults: UserDefaults {
     }
   }()
 
-  /// `value` without `Optional` wrappers: `nil` when it is `nil` at any depth.
-  private static func unwrapped(_ value: Any?) -> Any? {
-    guard let value else { return nil }
-    let mirror = Mirror(reflecting: value)
-    guard mirror.displayStyle == .optional else { return value }
-    return unwrapped(mirror.children.first?.value)
-  }
 }
 
 /// The write call running on this thread (or task), and the posts seen for its instance.

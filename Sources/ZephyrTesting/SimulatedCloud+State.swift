@@ -25,13 +25,19 @@ struct DeviceState {
     self.account = account
   }
 
-  mutating func replaceCache(with values: [String: PropertyListValue]) {
+  /// Replaces the cache with `values`, dropping the writes not uploaded yet; returns the
+  /// keys whose cached value changed, sorted.
+  @discardableResult
+  mutating func replaceCache(with values: [String: PropertyListValue]) -> [String] {
+    let before = cache
+    pending = []
     cache = [:]
     sizes = [:]
     totalBytes = 0
     for (key, value) in values {
       store(value, forKey: key, size: key.utf8.count + SimulatedCloud.binaryPlistSize(of: value))
     }
+    return Set(before.keys).union(values.keys).filter { before[$0] != values[$0] }.sorted()
   }
 
   mutating func store(_ value: PropertyListValue?, forKey key: String, size: Int) {
@@ -72,12 +78,10 @@ struct CloudState {
     let server = servers[device.account] ?? [:]
     if device.awaitingInitialDownload {
       // The initial download: every write made before it is discarded.
-      let before = device.cache
-      device.replaceCache(with: server)
-      device.pending = []
+      let changed = device.replaceCache(with: server)
       device.awaitingInitialDownload = false
       devices[name] = device
-      return Set(before.keys).union(server.keys).filter { before[$0] != server[$0] }.sorted()
+      return changed
     }
     let unsent = Set(device.pending.map(\.key))
     var changed: [String] = []
@@ -93,18 +97,10 @@ struct CloudState {
 
   mutating func switchAccount(of name: String, to account: String, limits: StoreLimits) -> [String] {
     guard var device = devices.removeValue(forKey: name) else { return [] }
-    let before = device.cache
     device.account = account
-    device.pending = []
-    device.cache = [:]
-    device.sizes = [:]
-    device.totalBytes = 0
-    let server = servers[account, default: [:]]
-    for (key, value) in server {
-      device.store(value, forKey: key, size: key.utf8.count + SimulatedCloud.binaryPlistSize(of: value))
-    }
+    let changed = device.replaceCache(with: servers[account, default: [:]])
     devices[name] = device
-    return Set(before.keys).union(server.keys).filter { before[$0] != server[$0] }.sorted()
+    return changed
   }
 }
 

@@ -1,30 +1,18 @@
 import Foundation
 
-#if canImport(Darwin)
-  import Darwin
-#elseif canImport(Glibc)
-  import Glibc
-#elseif canImport(Musl)
-  import Musl
-#endif
-
 /// Debug builds count, per thread, the ``Locked`` locks the thread holds, and every call
 /// out of Zephyr (into `UserDefaults`, a store, `NotificationCenter`, a log handler or a
 /// conflict resolver) checks that the count is zero: DESIGN §6, "never call out while
 /// holding a lock", enforced by every test run. Release builds compile it away.
 package enum LockAudit {
   #if DEBUG
-    private static let key: pthread_key_t = {
-      var key = pthread_key_t()
-      pthread_key_create(&key, nil)
-      return key
-    }()
+    private static let held = ThreadLocalInt()
 
     /// Locks the current thread holds.
-    package static var depth: Int { Int(bitPattern: pthread_getspecific(key)) }
+    package static var depth: Int { held.value }
 
     static func adjust(by delta: Int) {
-      pthread_setspecific(key, UnsafeRawPointer(bitPattern: depth + delta))
+      held.value += delta
     }
   #endif
 

@@ -8,43 +8,49 @@ import Foundation
   import Musl
 #endif
 
-/// A small number naming the current thread, unique for the process's life. Unlike a
-/// task-local value it is never inherited: a `Task {}` or a block on another queue started
-/// from inside an operation runs on another thread and is told apart.
-enum ThreadIdentity {
-  private static let key: pthread_key_t = {
+/// One integer per thread, 0 until set: thread storage, which, unlike a task-local value,
+/// a `Task` or a block on another queue never inherits.
+struct ThreadLocalInt: Sendable {
+  private let key: pthread_key_t
+
+  init() {
     var key = pthread_key_t()
     pthread_key_create(&key, nil)
-    return key
-  }()
+    self.key = key
+  }
+
+  /// The current thread's value.
+  var value: Int {
+    get { Int(bitPattern: pthread_getspecific(key)) }
+    nonmutating set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+  }
+}
+
+/// A small number naming the current thread, unique for the process's life: a `Task {}`
+/// or a block on another queue started from inside an operation runs on another thread
+/// and is told apart.
+enum ThreadIdentity {
+  private static let number = ThreadLocalInt()
   private static let counter = Locked(0)
 
   /// The current thread's number, assigned on first use.
   static var current: Int {
-    let stored = Int(bitPattern: pthread_getspecific(key))
-    if stored != 0 { return stored }
+    if number.value != 0 { return number.value }
     let assigned = counter.withLock { count -> Int in
       count += 1
       return count
     }
-    pthread_setspecific(key, UnsafeRawPointer(bitPattern: assigned))
+    number.value = assigned
     return assigned
   }
 }
 
 /// Marks, on the current thread only, the coordinator whose `UserDefaults` write is in
 /// progress, and counts the `didChangeNotification`s that reach that coordinator on this
-/// thread meanwhile: how Zephyr recognises its own writes' echoes without a lock. Thread
-/// storage is never inherited by a `Task` or another queue.
+/// thread meanwhile: how Zephyr recognises its own writes' echoes without a lock.
 enum OwnWriteMarker {
-  private static let writerKey = makeKey()
-  private static let echoKey = makeKey()
-
-  private static func makeKey() -> pthread_key_t {
-    var key = pthread_key_t()
-    pthread_key_create(&key, nil)
-    return key
-  }
+  private static let writer = ThreadLocalInt()
+  private static let echoes = ThreadLocalInt()
 
   private static func token(_ coordinator: ObjectIdentifier) -> Int {
     Int(bitPattern: UInt(bitPattern: coordinator))
@@ -53,21 +59,20 @@ enum OwnWriteMarker {
   /// Runs `write` marked as `coordinator`'s own; returns how many announcements of it
   /// arrived on this thread during the write.
   static func write(by coordinator: ObjectIdentifier, _ write: () -> Void) -> Int {
-    pthread_setspecific(writerKey, UnsafeRawPointer(bitPattern: token(coordinator)))
-    pthread_setspecific(echoKey, nil)
+    writer.value = token(coordinator)
+    echoes.value = 0
     write()
-    let echoes = Int(bitPattern: pthread_getspecific(echoKey))
-    pthread_setspecific(writerKey, nil)
-    pthread_setspecific(echoKey, nil)
-    return echoes
+    let counted = echoes.value
+    writer.value = 0
+    echoes.value = 0
+    return counted
   }
 
   /// Counts an announcement for `coordinator` when this thread is inside its write;
   /// returns whether it was.
   static func noteAnnouncement(for coordinator: ObjectIdentifier) -> Bool {
-    guard Int(bitPattern: pthread_getspecific(writerKey)) == token(coordinator) else { return false }
-    let echoes = Int(bitPattern: pthread_getspecific(echoKey)) + 1
-    pthread_setspecific(echoKey, UnsafeRawPointer(bitPattern: echoes))
+    guard writer.value == token(coordinator) else { return false }
+    echoes.value += 1
     return true
   }
 }

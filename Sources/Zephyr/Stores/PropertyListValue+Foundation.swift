@@ -74,7 +74,7 @@ extension PropertyListValue {
   }
 
   /// Strips `Optional` boxes, however deep; `nil` for an empty box.
-  private static func unwrapOptionals(_ value: Any) -> Any? {
+  package static func unwrapOptionals(_ value: Any) -> Any? {
     var current = value
     while let box = current as? any OptionalBox {
       guard let inner = box.wrappedValue else { return nil }
