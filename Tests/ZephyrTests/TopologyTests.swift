@@ -41,7 +41,9 @@ struct TopologyTests {
     #expect(b.value("gone") == .string("back"))
   }
 
-  /// Item 4: a key named several times is reconciled once: one store write.
+  /// Item 4: a key named several times is reconciled once: one store write. (Linux-plain:
+  /// the edit must still be unpushed when `sync(keys:)` runs; in Apple's world it is
+  /// pushed as it is made.)
   @Test func aKeyNamedTwiceIsReconciledOnce() {
     let harness = Harness(world: .linuxPlain)
     let a = harness.device("A", monitored: ["k"])
@@ -224,6 +226,16 @@ struct AppGroupTests {
         defaults: widgetDefaults, suiteName: suiteName, store: store, configuration: configuration("widget"))
     }
 
+    /// Both processes monitor `theme`; the app sets it (its push runs) and the widget
+    /// syncs, so that both ledgers agree on `value`.
+    func agree(onTheme value: String) {
+      app.addKeysToBeMonitored(keys: ["theme"])
+      widget.addKeysToBeMonitored(keys: ["theme"])
+      appDefaults.set(value, forKey: "theme")
+      app.waitForPendingLocalEdits()
+      widget.sync()
+    }
+
     func cleanUp() {
       appDefaults.removePersistentDomain(forName: suiteName)
       try? FileManager.default.removeItem(at: root)
@@ -245,11 +257,7 @@ struct AppGroupTests {
   @Test func oneResetOfTheSharedSuiteClearsHistoryOnce() {
     guard let pair = Pair() else { return #expect(Bool(false), "cannot open the suite") }
     defer { pair.cleanUp() }
-    pair.app.addKeysToBeMonitored(keys: ["theme"])
-    pair.widget.addKeysToBeMonitored(keys: ["theme"])
-    pair.appDefaults.set("dusk", forKey: "theme")
-    pair.app.waitForPendingLocalEdits()
-    pair.widget.sync()
+    pair.agree(onTheme: "dusk")
     pair.app.sync()
 
     pair.appDefaults.removePersistentDomain(forName: pair.suiteName)  // the app resets its settings
@@ -279,11 +287,7 @@ struct AppGroupTests {
   @Test func aProcessWithAnOlderLedgerNeverUndoesTheOtherProcesssEdit() {
     guard let pair = Pair() else { return #expect(Bool(false), "cannot open the suite") }
     defer { pair.cleanUp() }
-    pair.app.addKeysToBeMonitored(keys: ["theme"])
-    pair.widget.addKeysToBeMonitored(keys: ["theme"])
-    pair.appDefaults.set("on", forKey: "theme")
-    pair.app.waitForPendingLocalEdits()
-    pair.widget.sync()
+    pair.agree(onTheme: "on")
     pair.appDefaults.set("off", forKey: "theme")
     pair.app.waitForPendingLocalEdits()  // pushed; the widget's ledger still says "on"
     // The person's newest edit, its push still pending: written where no one announces it.
