@@ -65,6 +65,16 @@ public struct SyncConfiguration: Sendable {
   /// ```
   public var conflictResolver: ConflictResolver?
 
+  /// How each key merges when both sides changed it, by key. A key not listed uses
+  /// ``MergeStrategy/lastWriterWins``. A typed key's `merge:` adds its entry here when
+  /// the key is first used with a coordinator.
+  ///
+  /// ```swift
+  /// configuration.mergeStrategies["favorites"] = .set
+  /// configuration.mergeStrategies["highScore"] = .max
+  /// ```
+  public var mergeStrategies: [String: MergeStrategy]
+
   /// Receives log messages. When `nil`, messages go to `os.Logger` (subsystem
   /// `Zephyr`) on Apple platforms and to standard error elsewhere.
   public var logHandler: LogHandler?
@@ -98,6 +108,7 @@ public struct SyncConfiguration: Sendable {
     limits: StoreLimits = .iCloud,
     warningThreshold: Double = 0.8,
     conflictResolver: ConflictResolver? = nil,
+    mergeStrategies: [String: MergeStrategy] = [:],
     logHandler: LogHandler? = nil,
     ledgerDirectory: URL? = nil,
     clock: @escaping @Sendable () -> Date = { Date() }
@@ -109,6 +120,7 @@ public struct SyncConfiguration: Sendable {
     self.limits = limits
     self.warningThreshold = warningThreshold
     self.conflictResolver = conflictResolver
+    self.mergeStrategies = mergeStrategies
     self.logHandler = logHandler
     self.ledgerDirectory = ledgerDirectory
     self.clock = clock

@@ -105,6 +105,15 @@ public final class SyncCoordinator: Sendable {
     }
   }
 
+  /// Gives `key` the strategy `strategy` unless the configuration already names one for
+  /// it (an explicit ``SyncConfiguration/mergeStrategies`` entry wins). Typed keys call
+  /// this with their `merge:` when first used.
+  func useMergeStrategy(_ strategy: MergeStrategy, for key: String) {
+    state.withLock {
+      if $0.configuration.mergeStrategies[key] == nil { $0.configuration.mergeStrategies[key] = strategy }
+    }
+  }
+
   /// This device's id, as written into the records it pushes.
   public var deviceID: String { state.withLock { $0.deviceID } }
 
