@@ -28,11 +28,21 @@ struct EngineState: Sendable {
   // MARK: Ledger
 
   /// Sets (or, with `nil`, removes) a key's ledger entry, to be saved with the operation.
+  /// The clock moves up to the entry's generation: what the ledger agrees on was read or
+  /// written.
   mutating func setLedger(_ key: String, _ entry: LedgerEntry?) {
     if ledger[key] != entry {
       ledger[key] = entry
       journal.note(key, entry)
     }
+    if let entry { observe(entry.generation) }
+  }
+
+  /// Moves this device's Lamport clock up to `generation`, a generation it read or wrote.
+  mutating func observe(_ generation: UInt64) {
+    guard generation > ledger.clock else { return }
+    ledger.clock = generation
+    journal.clockMoved = true
   }
 
   /// Forgets every key's history (an account change), keeping the epoch.
@@ -44,7 +54,8 @@ struct EngineState: Sendable {
   /// Starts a new, empty ledger under `epoch`: the domain was reset while running. The
   /// caller writes a new epoch into the domain itself (outside the lock) when it made one.
   mutating func replaceLedger(epoch: String) {
-    ledger = Ledger(epoch: epoch)
+    // The clock only ever moves up: a lower one would number new writes below old ones.
+    ledger = Ledger(epoch: epoch, clock: ledger.clock)
     journal.reset()
     note("the defaults domain was reset: history cleared, the store's values win")
   }

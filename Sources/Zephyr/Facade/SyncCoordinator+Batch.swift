@@ -16,7 +16,7 @@ extension SyncCoordinator {
     let sharing = sharesSuite
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     // A pull written ahead before a crash is settled against the local value first.
-    let (entries, resolver, ownOrigin) = state.withLock { state in
+    let (entries, resolver, ownOrigin, clock) = state.withLock { state in
       var entries: [String: LedgerEntry] = [:]
       for key in keys {
         if let entry = state.ledger[key], entry.pendingPull != nil {
@@ -27,7 +27,10 @@ extension SyncCoordinator {
         }
         entries[key] = state.ledger[key]
       }
-      return (entries, state.configuration.conflictResolver, state.ledgerMayBeStale ? state.deviceID : nil)
+      return (
+        entries, state.configuration.conflictResolver, state.ledgerMayBeStale ? state.deviceID : nil,
+        state.ledger.clock
+      )
     }
 
     var decisions: [String: Reconciler.Decision] = [:]
@@ -41,7 +44,7 @@ extension SyncCoordinator {
     for key in keys {
       decisions[key] = Reconciler.decide(
         key: key, local: local[key], storeValue: remote[key], ledger: entries[key], policy: policy,
-        resolver: resolver, ownOrigin: ownOrigin)
+        resolver: resolver, ownOrigin: ownOrigin, clock: clock)
     }
     if resolver != nil {
       state.withLock { state in

@@ -104,6 +104,10 @@ struct LedgerEntry: Sendable, Equatable {
 struct Ledger: Sendable, Equatable {
   var epoch: String
   var entries: [String: LedgerEntry] = [:]
+  /// This device's Lamport clock: the highest generation it has written or read, on any
+  /// key. Its next write is numbered above it, so a write made after seeing another
+  /// device's write (of any key) is ordered after that device's earlier writes.
+  var clock: UInt64 = 0
 
   subscript(key: String) -> LedgerEntry? {
     get { entries[key] }
@@ -131,13 +135,16 @@ enum LedgerCodec {
     appendString(ledger.epoch, to: &header)
     bytes += header
     appendWord(checksum(header), to: &bytes)
+    appendClock(ledger.clock, to: &bytes)
     for (key, entry) in ledger.entries { appendRecord(key: key, entry: entry, to: &bytes) }
     return Data(bytes)
   }
 
-  /// Records for changed entries (`nil`: the entry was removed), to append to a file.
-  static func journal(_ changes: [String: LedgerEntry?]) -> Data {
+  /// Records for changed entries (`nil`: the entry was removed) and the clock when it
+  /// moved, to append to a file.
+  static func journal(_ changes: [String: LedgerEntry?], clock: UInt64? = nil) -> Data {
     var bytes: [UInt8] = []
+    if let clock { appendClock(clock, to: &bytes) }
     for (key, entry) in changes { appendRecord(key: key, entry: entry, to: &bytes) }
     return Data(bytes)
   }
@@ -158,14 +165,35 @@ enum LedgerCodec {
     }
     var ledger = Ledger(epoch: epoch)
     var records = 0
+    var damagedTail = false
     while !reader.isAtEnd {
-      guard let (key, entry) = try? reader.record() else {
-        return (ledger, records, true)
+      guard let record = try? reader.record() else {
+        damagedTail = true
+        break
       }
-      ledger[key] = entry
-      records += 1
+      switch record {
+      case .entry(let key, let entry):
+        ledger[key] = entry
+        records += 1
+      case .clock(let clock):
+        ledger.clock = max(ledger.clock, clock)
+      }
     }
-    return (ledger, records, false)
+    // Files written before the clock existed (and a clock record lost with a damaged
+    // tail) start from the highest generation the entries agreed on.
+    ledger.clock = ledger.entries.values.reduce(ledger.clock) { max($0, $1.generation) }
+    return (ledger, records, damagedTail)
+  }
+
+  /// A clock record: an empty key (no synced key is empty) and kind 3.
+  private static func appendClock(_ clock: UInt64, to bytes: inout [UInt8]) {
+    var payload: [UInt8] = []
+    appendString("", to: &payload)
+    payload.append(3)
+    appendWord(clock, to: &payload)
+    appendWord(UInt64(payload.count), to: &bytes)
+    bytes += payload
+    appendWord(checksum(payload), to: &bytes)
   }
 
   private static func appendRecord(key: String, entry: LedgerEntry?, to bytes: inout [UInt8]) {
@@ -270,8 +298,16 @@ private struct ByteReader {
     }
   }
 
-  /// One record; `nil` entry means removed. Throws on any damage.
-  mutating func record() throws(LedgerError) -> (String, LedgerEntry?) {
+  /// What one record of the file says.
+  enum Record {
+    /// A key's entry; `nil` means removed.
+    case entry(String, LedgerEntry?)
+    /// The device's clock.
+    case clock(UInt64)
+  }
+
+  /// One record. Throws on any damage.
+  mutating func record() throws(LedgerError) -> Record {
     let length = try word()
     guard length <= UInt64(bytes.count - position), bytes.count - position - Int(length) >= 8 else {
       throw LedgerError.corrupt("truncated record")
@@ -292,6 +328,10 @@ private struct ByteReader {
       entry = LedgerEntry(
         generation: generation, agreed: .value(Fingerprint(rawValue: try payload.word())), origin: origin)
     case 2: entry = nil
+    case 3:
+      let clock = try payload.word()
+      guard payload.isAtEnd, key.isEmpty, clock <= Generation.maximum else { throw LedgerError.corrupt("bad clock") }
+      return .clock(clock)
     default: throw LedgerError.corrupt("unknown record kind")
     }
     if entry != nil, try payload.byte() == 1 {
@@ -307,6 +347,6 @@ private struct ByteReader {
     guard payload.isAtEnd, (entry?.generation ?? 0) <= Generation.maximum else {
       throw LedgerError.corrupt("bad record")
     }
-    return (key, entry)
+    return .entry(key, entry)
   }
 }

@@ -73,11 +73,11 @@ struct LedgerFile: Sendable {
     }
   }
 
-  /// Appends records for changed entries to the file.
-  func append(_ changes: [String: LedgerEntry?]) throws {
+  /// Appends records for changed entries (and the clock, when it moved) to the file.
+  func append(_ changes: [String: LedgerEntry?], clock: UInt64? = nil) throws {
     let handle = try FileHandle(forWritingTo: url)
     defer { try? handle.close() }
     try handle.seekToEnd()
-    try handle.write(contentsOf: LedgerCodec.journal(changes))
+    try handle.write(contentsOf: LedgerCodec.journal(changes, clock: clock))
   }
 }

@@ -6,6 +6,8 @@ import Foundation
 struct LedgerJournal: Sendable {
   /// Entries changed since the last save (`nil`: removed).
   var changes: [String: LedgerEntry?] = [:]
+  /// Whether the clock moved since the last save.
+  var clockMoved = false
   /// Whether the next save must rewrite the whole file.
   var needsSnapshot = false
   /// Records in the file, to tell when appending has gone on long enough.
@@ -16,7 +18,8 @@ struct LedgerJournal: Sendable {
   /// One save to make, taken out of the journal so that it can be written without a lock.
   struct Save: Sendable {
     enum Kind: Sendable {
-      case append([String: LedgerEntry?])
+      /// The changed entries, and the clock when it moved.
+      case append([String: LedgerEntry?], clock: UInt64?)
       case snapshot(Ledger)
     }
     var kind: Kind
@@ -24,7 +27,7 @@ struct LedgerJournal: Sendable {
     var records: Int
   }
 
-  var isEmpty: Bool { changes.isEmpty && !needsSnapshot }
+  var isEmpty: Bool { changes.isEmpty && !needsSnapshot && !clockMoved }
 
   /// The save that brings the file up to `ledger`, or `nil` when it already is.
   func pendingSave(of ledger: Ledger) -> Save? {
@@ -33,7 +36,7 @@ struct LedgerJournal: Sendable {
     if needsSnapshot || appended > 2 * ledger.entries.count + 64 {
       return Save(kind: .snapshot(ledger), records: ledger.entries.count)
     }
-    return Save(kind: .append(changes), records: appended)
+    return Save(kind: .append(changes, clock: clockMoved ? ledger.clock : nil), records: appended)
   }
 
   /// Records that `save` reached the file: the changes it carried are no longer pending.
@@ -43,8 +46,10 @@ struct LedgerJournal: Sendable {
       // Entries changed after the snapshot was taken stay pending.
       changes = changes.filter { key, entry in written[key] != entry }
       needsSnapshot = written.epoch != ledger.epoch
-    case .append(let written):
+      clockMoved = written.clock != ledger.clock
+    case .append(let written, let clock):
       changes = changes.filter { key, entry in written[key] != .some(entry) }
+      if let clock { clockMoved = clock != ledger.clock }
     }
     records = save.records
     failure = nil
@@ -72,8 +77,8 @@ extension LedgerFile {
   /// Writes `save` to the file.
   func write(_ save: LedgerJournal.Save) throws {
     switch save.kind {
-    case .append(let changes):
-      try append(changes)
+    case .append(let changes, let clock):
+      try append(changes, clock: clock)
     case .snapshot(let ledger):
       try writeSnapshot(ledger)
     }

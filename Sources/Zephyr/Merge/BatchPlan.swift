@@ -126,6 +126,8 @@ extension EngineState {
     _ plan: inout BatchPlan
   ) {
     let current = batch.current[key]
+    // Read, even when not taken: later writes are numbered above it.
+    observe(stamp.generation)
     guard LedgerEntry.Agreed(current) == LedgerEntry.Agreed(batch.local[key]) else {
       debug("keep \(key): edited locally while its pull was decided")
       return

@@ -104,13 +104,16 @@ enum Reconciler {
   /// entry, is then taken as the agreed state, so an edit made since is pushed instead of
   /// losing to the device's own older write. (Only with a local value: a missing one is
   /// never pushed as a delete without history.)
+  ///
+  /// `clock` is the device's Lamport clock: the highest generation it has written or read
+  /// on any key. A push is numbered above it.
   static func decide(
     key: String, local: PropertyListValue?, storeValue: PropertyListValue?, ledger: LedgerEntry?,
-    policy: MismatchPolicy, resolver: ConflictResolver? = nil, ownOrigin: String? = nil
+    policy: MismatchPolicy, resolver: ConflictResolver? = nil, ownOrigin: String? = nil, clock: UInt64 = 0
   ) -> Decision {
     var remote = RemoteState(storeValue: storeValue)
     if case .record(let record) = remote,
-      let reason = Generation.implausibility(of: record.generation, agreed: ledger?.generation ?? 0)
+      let reason = Generation.implausibility(of: record.generation, agreed: max(ledger?.generation ?? 0, clock))
     {
       remote = .malformed(reason: reason)
     }
@@ -128,7 +131,8 @@ enum Reconciler {
       case .unsupported(let version): .unsupportedFormat(version)
       case .absent, .record, .foreign: nil
       }
-    let action = decide(key: key, local: local, remote: remote, ledger: ledger, policy: policy, resolver: resolver)
+    let action = decide(
+      key: key, local: local, remote: remote, ledger: ledger, policy: policy, resolver: resolver, clock: clock)
     return Decision(action: action, problem: problem)
   }
 
@@ -138,7 +142,8 @@ enum Reconciler {
     remote: RemoteState,
     ledger: LedgerEntry?,
     policy: MismatchPolicy,
-    resolver: ConflictResolver? = nil
+    resolver: ConflictResolver? = nil,
+    clock: UInt64 = 0
   ) -> SyncAction {
     let record: SyncRecord?
     switch remote {
@@ -153,6 +158,8 @@ enum Reconciler {
     }
 
     let agreedGeneration = ledger?.generation ?? 0
+    // Lamport: this device's next write is numbered above everything it wrote or read.
+    let floor = max(agreedGeneration, clock, record?.generation ?? 0)
     // A key with no history counts as changed when present.
     let localChanged = isLocallyChanged(local, ledger: ledger)
 
@@ -160,7 +167,7 @@ enum Reconciler {
       // Absence tells nothing: never a delete.
       if localChanged {
         let reason: SyncAction.Reason = ledger == nil ? .firstUpload : .localEdit
-        return .push(generation: Generation.next(after: agreedGeneration), value: local, reason: reason)
+        return .push(generation: Generation.next(after: floor), value: local, reason: reason)
       }
       if let ledger, local != nil {
         return .republish(stamp: ledger.stamp, value: local, reason: .absentFromStore)
@@ -174,7 +181,8 @@ enum Reconciler {
       if sameState { return .adopt(stamp: record.stamp) }
       if remote.isForeign {
         // A foreign value meets a never-synced local value: a plain conflict.
-        return resolveConflict(key: key, local: local, record: record, policy: policy, resolver: resolver)
+        return resolveConflict(
+          key: key, local: local, record: record, policy: policy, resolver: resolver, floor: floor)
       }
       return .pull(stamp: record.stamp, content: record.content, reason: .cloudHistory)
     }
@@ -183,18 +191,20 @@ enum Reconciler {
     // later in the order of writes. The agreed state itself under another stamp is no
     // change; an earlier write with other content means the store's last-writer-wins
     // dropped the agreed state, which is published again.
+    //
+    // An agreed foreign value (empty origin) has no place in that order: each device read
+    // it at a generation of its own, one above its own history. Any Zephyr record with
+    // other content is then news, never a lost write to publish again over it.
     let remoteChanged: Bool
     if ledger.agrees(with: record.content) {
       remoteChanged = false
-    } else if record.stamp > ledger.stamp
+    } else if (ledger.origin.isEmpty && !record.origin.isEmpty) || record.stamp > ledger.stamp
       || (record.stamp == ledger.stamp
         && LedgerEntry.Agreed(record.content).rawFingerprint > ledger.agreed.rawFingerprint)
     {
       remoteChanged = true
     } else if localChanged {
-      return .push(
-        generation: Generation.next(after: max(agreedGeneration, record.generation)), value: local,
-        reason: .localEdit)
+      return .push(generation: Generation.next(after: floor), value: local, reason: .localEdit)
     } else {
       return .republish(stamp: ledger.stamp, value: local, reason: .storeLostWrite)
     }
@@ -203,16 +213,15 @@ enum Reconciler {
     case (false, false):
       return record.stamp > ledger.stamp ? .adopt(stamp: record.stamp) : .none
     case (true, false):
-      return .push(
-        generation: Generation.next(after: max(agreedGeneration, record.generation)), value: local,
-        reason: .localEdit)
+      return .push(generation: Generation.next(after: floor), value: local, reason: .localEdit)
     case (false, true):
       let reason: SyncAction.Reason =
         remote.isForeign ? .foreignWrite : record.generation == ledger.generation ? .remoteDiffers : .remoteNewer
       return .pull(stamp: record.stamp, content: record.content, reason: reason)
     case (true, true):
       if sameState { return .adopt(stamp: record.stamp) }
-      return resolveConflict(key: key, local: local, record: record, policy: policy, resolver: resolver)
+      return resolveConflict(
+        key: key, local: local, record: record, policy: policy, resolver: resolver, floor: floor)
     }
   }
 
@@ -235,9 +244,10 @@ enum Reconciler {
   }
 
   private static func resolveConflict(
-    key: String, local: PropertyListValue?, record: SyncRecord, policy: MismatchPolicy, resolver: ConflictResolver?
+    key: String, local: PropertyListValue?, record: SyncRecord, policy: MismatchPolicy, resolver: ConflictResolver?,
+    floor: UInt64
   ) -> SyncAction {
-    let next = Generation.next(after: record.generation)
+    let next = Generation.next(after: floor)
     let remoteValue = record.content.value
     if resolver != nil { LockAudit.assertNoLockHeld(calling: "the conflict resolver") }
     switch resolver?(Conflict(key: key, local: local, remote: remoteValue)) ?? .usePolicy {
