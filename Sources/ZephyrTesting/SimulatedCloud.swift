@@ -114,6 +114,12 @@ public final class SimulatedCloud: Sendable {
     state.withLock { $0.devices.keys.sorted() }
   }
 
+  /// The keys `device` wrote that have not reached the server yet, sorted: writes in
+  /// flight, which the next ``upload(from:)`` sends, overwriting whatever the server holds.
+  public func pendingKeys(of device: String) -> [String] {
+    state.withLock { Set(($0.devices[device]?.pending ?? []).map(\.key)).sorted() }
+  }
+
   /// Sends every device's pending writes to its account's server, in the order they
   /// were written across all devices. The server keeps the last write of each key.
   public func upload() {

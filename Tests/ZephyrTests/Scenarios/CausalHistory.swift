@@ -38,7 +38,9 @@ struct TrackedWrite: Sendable, CustomStringConvertible {
   /// Whether the write may overwrite an earlier one. A foreign removal never does
   /// (absence is not a delete: a device holding the value pushes it again), and a foreign
   /// write does only once a device has taken it: until then it exists on the server
-  /// alone, where any write in flight may overwrite it for good, as it would on iCloud.
+  /// alone, where any write in flight may overwrite it for good, as it would on iCloud
+  /// (and one made while a write of its key was in flight never does: that write lands
+  /// over it whoever took it, see ``CausalHistory/contest(_:)``).
   /// A write made in another account never does (checks are in the default account),
   /// nor one its device held, or that no other device had held, when it switched
   /// accounts: the switch drops unsent writes and resets the ledger that alone defends
@@ -77,13 +79,14 @@ struct Violation: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// What the driver knows about causality: every write with its vector clock, and each
-/// device's clock per key, which merges a write's clock when the device observes that
-/// write (its local value of the key becomes that write's state).
+/// device's clock, which merges a write's clock when the device observes that write (its
+/// local value of the write's key becomes that write's state).
 ///
-/// Causality is tracked per key, because Zephyr merges per key (DESIGN §4): a write of
-/// `theme` follows the writes of `theme` its device had seen, not a write of `font` that
-/// happened earlier on a device whose later `font` value it saw. Cross-key causal order
-/// is not something a per-key Lamport merge can keep, and DESIGN does not promise it.
+/// Causality is tracked across keys, one clock per device: a write of `theme` follows
+/// every write the device had seen before it, of any key. So a write made after seeing
+/// another device's write of `font` follows that device's earlier write of `theme`, and
+/// must win over it. Zephyr keeps this order with one Lamport clock per device (DESIGN
+/// §9): a device's next write is numbered above every generation it has written or read.
 ///
 /// Values carry their write's id (see ``WriteTag``), so an observed value names its
 /// write. A delete carries nothing; a pulled delete is named through the tombstone that
@@ -97,8 +100,8 @@ struct CausalHistory {
 
   private(set) var writes: [String: TrackedWrite] = [:]
   private(set) var writesByKey: [String: [TrackedWrite]] = [:]
-  /// Per device, per key.
-  private(set) var clocks: [String: [String: VectorClock]] = [:]
+  /// Per device, across keys.
+  private(set) var clocks: [String: VectorClock] = [:]
   /// A tombstone's identity (key, generation, origin, date) → the delete it carries.
   private var tombstones: [TombstoneID: String] = [:]
 
@@ -116,9 +119,9 @@ struct CausalHistory {
   mutating func recordWrite(
     id: String, key: String, value: PropertyListValue?, writer: String, order: Int, account: String
   ) -> TrackedWrite {
-    clocks[writer, default: [:]][key, default: VectorClock()].tick(node(of: writer))
+    clocks[writer, default: VectorClock()].tick(node(of: writer))
     let write = TrackedWrite(
-      id: id, key: key, value: value, writer: writer, clock: clocks[writer]?[key] ?? VectorClock(), order: order,
+      id: id, key: key, value: value, writer: writer, clock: clocks[writer] ?? VectorClock(), order: order,
       account: account, overwrites: writer != Self.foreignWriter && account == Self.checkedAccount)
     writes[id] = write
     writesByKey[key, default: []].append(write)
@@ -139,7 +142,7 @@ struct CausalHistory {
   /// as values with no history; what it writes from now on follows only what it sees
   /// from now on.
   mutating func forget(_ device: String) {
-    clocks[device] = [:]
+    clocks[device] = VectorClock()
     epochs[device, default: 0] += 1
   }
 
@@ -170,8 +173,17 @@ struct CausalHistory {
   mutating func observe(_ device: String, writeID id: String) {
     guard let write = writes[id] else { return }
     if device != write.writer { seenElsewhere.insert(id) }
-    clocks[device, default: [:]][write.key, default: VectorClock()].merge(write.clock)
-    if write.isForeign, !write.isDelete, !write.overwrites { setOverwrites(id, true) }
+    clocks[device, default: VectorClock()].merge(write.clock)
+    if write.isForeign, !write.isDelete, !write.overwrites, !contested.contains(id) { setOverwrites(id, true) }
+  }
+
+  /// Foreign writes made while a device had a write of their key in flight: that write
+  /// overwrites them on the server when it lands, so they never overwrite anything.
+  private(set) var contested: Set<String> = []
+
+  /// Foreign write `id` was made while a write of its key was in flight.
+  mutating func contest(_ id: String) {
+    contested.insert(id)
   }
 
   /// A write that may not overwrite after all (see ``TrackedWrite/overwrites``).

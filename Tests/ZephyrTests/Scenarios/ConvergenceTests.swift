@@ -10,8 +10,8 @@ import Testing
 /// and a further round must write nothing.
 ///
 /// What is checked, and where DESIGN allows less (see ``CausalHistory`` and
-/// ``TrackedWrite/overwrites``): causality is tracked per key, since Zephyr merges per
-/// key; a conflict resolved by policy may drop one of two concurrent writes; a foreign
+/// ``TrackedWrite/overwrites``): causality is tracked across keys, one vector clock per
+/// device, since Zephyr numbers writes with one Lamport clock per device; a conflict resolved by policy may drop one of two concurrent writes; a foreign
 /// write overwrites only once a device took it, and a foreign removal never (absence is
 /// not a delete); account changes are checked in the default account, and what a switch
 /// legitimately drops (unsent writes, values held across it, edits made without history)
@@ -75,6 +75,7 @@ final class ScenarioStatistics: Sendable {
     var rounds: [Int: Int] = [:]
     var unconverged = 0
     var crashesStruck = 0
+    var overwrittenBeforePush = 0
     var failed = 0
     var batches = 0
     var started = Date()
@@ -92,6 +93,7 @@ final class ScenarioStatistics: Sendable {
         figures.unconverged += 1
       }
       figures.crashesStruck += outcome.crashesStruck
+      figures.overwrittenBeforePush += outcome.overwrittenBeforePush
       if !outcome.violations.isEmpty { figures.failed += 1 }
     }
   }
@@ -103,6 +105,7 @@ final class ScenarioStatistics: Sendable {
       let rounds = figures.rounds.keys.sorted().map { "\($0): \(figures.rounds[$0] ?? 0)" }.joined(separator: ", ")
       return """
         scenarios: \(figures.scenarios), steps: \(figures.steps), crashes struck: \(figures.crashesStruck), \
+        edits overwritten before push: \(figures.overwrittenBeforePush), \
         with violations: \(figures.failed), \
         rounds to converge {\(rounds)}, not converged: \(figures.unconverged), \
         \(String(format: "%.1f", Date().timeIntervalSince(figures.started))) s

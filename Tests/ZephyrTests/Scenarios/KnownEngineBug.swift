@@ -12,12 +12,9 @@ struct KnownEngineBug: Sendable {
   /// Whether a violation of a key with these facts may be this bug.
   var matches: @Sendable (Violation, KeyFacts) -> Bool
 
-  static let open: [KnownEngineBug] = [
-    // ScenarioRegressionTests/editOfAForeignValueIsNotUndoneByADeviceWithMoreHistory()
-    KnownEngineBug(name: "foreign value read at a device-relative generation") { violation, facts in
-      [.legitimacy, .resurrection].contains(violation.kind) && facts.foreignWrite
-    }
-  ]
+  /// None open. (The last, "foreign value read at a device-relative generation", was
+  /// fixed with the Lamport clock: an agreed foreign value no longer outranks a record.)
+  static let open: [KnownEngineBug] = []
 
   /// The open bugs that explain every violation of `outcome`, or `nil` when one is new.
   static func explaining(_ outcome: ScenarioOutcome) -> [String]? {

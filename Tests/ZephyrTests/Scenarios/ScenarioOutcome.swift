@@ -6,6 +6,9 @@ struct ScenarioOutcome: Sendable {
   /// Rounds of "deliver; every device syncs; deliver" until every device and the server
   /// agreed; `nil` when they still disagreed after ``ScenarioRunner/maximumRounds``.
   var roundsToConverge: Int?
+  /// Local edits an inbound event replaced before they were pushed (the documented
+  /// "inbound prefers remote" policy): they overwrite nothing.
+  var overwrittenBeforePush = 0
   /// Crash steps whose crash actually struck (the operation made enough writes).
   var crashesStruck = 0
   /// Per crash step, how many writes its operation attempted, the crashing one included.

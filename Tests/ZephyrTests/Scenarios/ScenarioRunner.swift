@@ -28,6 +28,10 @@ final class ScenarioRunner {
   private var known: [String: [String: PropertyListValue]] = [:]
   /// The write whose state each device's local value is.
   private var localWrite: [String: [String: String]] = [:]
+  /// Per device and key, its local writes while the latest has not been pushed (each
+  /// replaced the one before it locally), with the record the device's store held when
+  /// the first was made.
+  private var unpushed: [String: [String: (ids: [String], before: PropertyListValue?)]] = [:]
   private var accounts: [String: String] = [:]
   /// New installs before their initial download: the store discards what they write, so
   /// their writes may legitimately lose to the cloud (DESIGN §7).
@@ -136,18 +140,24 @@ final class ScenarioRunner {
       let id = "\(name)\(index)"
       let value = Self.value(id: id, seed: seed)
       let historyless = hasNoHistory(name, key) || awaitingDownload.contains(storeName(name))
+      let before = device(name).store.value(forKey: key)
       device(name).set(value, key)
       history.recordWrite(id: id, key: key, value: value, writer: name, order: index, account: account(name))
       if historyless { history.disarm(id) }
+      unpushed[name, default: [:]][key, default: ([], before)].ids.append(id)
+      settlePushed(name)
       known[name, default: [:]][key] = value
       localWrite[name, default: [:]][key] = id
     case .remove(let name, let key):
       guard known[name]?[key] != nil else { break }
       let id = "\(name)\(index)x"
       let historyless = hasNoHistory(name, key) || awaitingDownload.contains(storeName(name))
+      let before = device(name).store.value(forKey: key)
       device(name).remove(key)
       history.recordWrite(id: id, key: key, value: nil, writer: name, order: index, account: account(name))
       if historyless { history.disarm(id) }
+      unpushed[name, default: [:]][key, default: ([], before)].ids.append(id)
+      settlePushed(name)
       known[name]?[key] = nil
       localWrite[name, default: [:]][key] = id
     case .notify(let name):
@@ -174,6 +184,7 @@ final class ScenarioRunner {
         history.disarm(write.id)
       }
       history.forget(name)
+      unpushed[name] = nil
       for key in scenario.keys {
         guard let id = localWrite[name]?[key] else { continue }
         history.recordImport(of: id, by: name, order: index, account: account)
@@ -192,6 +203,11 @@ final class ScenarioRunner {
       history.recordWrite(
         id: id, key: key, value: value, writer: CausalHistory.foreignWriter, order: index,
         account: SimulatedCloud.defaultAccount)
+      // A write of the key still in flight will overwrite it on the server, whoever takes
+      // it meanwhile: no device can tell which of the two came first.
+      if harness.cloud.deviceNames.contains(where: { harness.cloud.pendingKeys(of: $0).contains(key) }) {
+        history.contest(id)
+      }
     case .foreignRemove(let key):
       harness.cloud.removeServerValue(forKey: key)
       outcome.facts[key, default: KeyFacts()].foreignWrite = true
@@ -280,6 +296,7 @@ final class ScenarioRunner {
     let device = device(name)
     let locals = localValues(of: device)
     let cache = device.store.cachedValues
+    settleUnpushed(name, locals: locals, cache: cache)
     for key in scenario.keys where locals[key] != known[name]?[key] {
       if let value = locals[key] {
         if let id = WriteTag.id(in: value), history.writes[id]?.key == key {
@@ -305,6 +322,39 @@ final class ScenarioRunner {
         !history.isNamed(tombstone), let id = localWrite[name]?[key], history.writes[id]?.isDelete == true
       else { continue }
       history.nameTombstone(tombstone, deleteID: id)
+    }
+  }
+
+  /// Edits an inbound event replaced before they were pushed overwrite nothing: an
+  /// inbound store event prefers the remote value (DESIGN §4), and until an edit is
+  /// pushed no other device can have seen it. A write made after the device saw a later
+  /// write of another key is still such an edit while it is unpushed (in the Linux-plain
+  /// world, until a sync or a notification announces it), so these are counted apart
+  /// (``ScenarioOutcome/overwrittenBeforePush``), as zephyr-bench counts them.
+  private func settleUnpushed(
+    _ name: String, locals: [String: PropertyListValue], cache: [String: PropertyListValue]
+  ) {
+    settlePushed(name, cache: cache)
+    for (key, edit) in unpushed[name] ?? [:] {
+      guard let latest = edit.ids.last, let write = history.writes[latest] else { continue }
+      if locals[key] != write.value {
+        for id in edit.ids { history.disarm(id) }
+        outcome.overwrittenBeforePush += 1
+        unpushed[name]?[key] = nil
+      }
+    }
+  }
+
+  /// Forgets the unpushed edits of `name` that its store now holds as its own records.
+  private func settlePushed(_ name: String, cache: [String: PropertyListValue]? = nil) {
+    let cache = cache ?? device(name).store.cachedValues
+    let origin = device(name).coordinator.deviceID
+    for (key, edit) in unpushed[name] ?? [:] where cache[key] != edit.before {
+      guard let latest = edit.ids.last, let write = history.writes[latest],
+        case .record(let record) = RemoteState(storeValue: cache[key]),
+        record.origin == origin, record.content.value == write.value
+      else { continue }
+      unpushed[name]?[key] = nil
     }
   }
 
