@@ -8,9 +8,18 @@ extension SyncCoordinator {
   /// then old tombstones are collected.
   func syncEverything(_ effects: inout OperationEffects) {
     removeLegacyStamp()
-    let local = domain.persistentValues()
+    let local: UserDefaultsDomain.Snapshot
+    let remote: [String: PropertyListValue]
+    if domain.persistentName != nil {
+      local = domain.persistentValues()
+      remote = store.allValues()
+    } else {
+      // An unnamed suite's domain cannot be listed: its keys are those Zephyr knows of.
+      remote = store.allValues()
+      let known = state.withLock { $0.monitoredKeys.union($0.ledger.entries.keys) }
+      local = domain.persistentValues(of: known.union(remote.keys))
+    }
     verifyEpoch(local.epoch)
-    let remote = store.allValues()
     let keys = state.withLock { state -> [String] in
       for key in local.unreadable where KeyPolicy.exclusion(of: key) == nil {
         state.refuse(key, .notPropertyList)

@@ -68,7 +68,9 @@ public final class SyncCoordinator: Sendable {
   /// - Parameters:
   ///   - defaults: The suite to sync; `.standard` by default.
   ///   - suiteName: The suite's name, which names its persistent domain. Pass it for any
-  ///     suite other than `.standard`; `nil` means the app's own domain.
+  ///     suite other than `.standard`. Without it such a suite is read key by key (its
+  ///     domain cannot be listed): ``sync()`` then covers the monitored keys and those the
+  ///     store and the ledger know, and ``SyncStatus/notes`` says so.
   ///   - store: The sync store, such as `UbiquitousStore.default` (Apple platforms) or a
   ///     `SimulatedCloud` device.
   ///   - configuration: Behaviour and limits; see ``SyncConfiguration``.
@@ -81,6 +83,13 @@ public final class SyncCoordinator: Sendable {
     self.store = store
     ledgerFile = LedgerFile(directory: configuration.ledgerDirectory, domainName: domain.name)
     state = Locked(EngineState.load(domain: domain, ledgerFile: ledgerFile, configuration: configuration))
+    if domain.persistentName == nil {
+      state.withLock {
+        $0.note(
+          "suite given without its name: sync() covers only the monitored keys and those the store and the "
+            + "ledger know; pass suiteName to sync its whole persistent domain")
+      }
+    }
     startObserving()
     run(.settlePendingPulls)
     // Apple: call synchronize() "upon app launch, or upon returning to the foreground".
@@ -146,13 +155,14 @@ public final class SyncCoordinator: Sendable {
   }
 
   /// Reconciles only `keys`, in both directions, with the rules of ``sync()``. A key
-  /// named twice is reconciled once.
+  /// named twice is reconciled once. An empty list reconciles the whole domain, like
+  /// ``sync()``, as in Zephyr 5.
   ///
   /// ```swift
   /// coordinator.sync(keys: ["theme", "fontSize"])
   /// ```
   public func sync(keys: [String]) {
-    run(.syncKeys(keys))
+    run(keys.isEmpty ? .sync : .syncKeys(keys))
   }
 
   /// Reconciles only `keys`; see ``sync(keys:)-([String])``.

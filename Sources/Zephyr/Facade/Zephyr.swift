@@ -21,6 +21,8 @@ import Foundation
 /// - ``sync()``
 /// - ``sync(keys:)-(String...)``
 /// - ``sync(keys:)-([String])``
+/// - ``sync(keys:userDefaults:suiteName:)-(String...,_,_)``
+/// - ``sync(keys:userDefaults:suiteName:)-([String],_,_)``
 ///
 /// ### Monitoring keys
 ///
@@ -92,7 +94,8 @@ public enum Zephyr {
     shared.sync()
   }
 
-  /// Reconciles only `keys`; see ``SyncCoordinator/sync(keys:)-([String])``.
+  /// Reconciles only `keys`; see ``SyncCoordinator/sync(keys:)-([String])``. No keys
+  /// reconciles the whole domain, as in Zephyr 5.
   ///
   /// ```swift
   /// Zephyr.sync(keys: "MyFirstKey", "MySecondKey")
@@ -101,8 +104,27 @@ public enum Zephyr {
     shared.sync(keys: keys)
   }
 
-  /// Reconciles only `keys`; see ``SyncCoordinator/sync(keys:)-([String])``.
+  /// Reconciles only `keys`; see ``SyncCoordinator/sync(keys:)-([String])``. An empty
+  /// list reconciles the whole domain, as in Zephyr 5.
   public static func sync(keys: [String]) {
+    shared.sync(keys: keys)
+  }
+
+  /// Switches to `userDefaults` (see ``setUserDefaultsSuite(to:suiteName:)``), then
+  /// reconciles `keys`, or the whole domain when none are given. Zephyr 5's call.
+  ///
+  /// ```swift
+  /// let suite = UserDefaults(suiteName: "group.com.example.app-name")!
+  /// Zephyr.sync(keys: "theme", userDefaults: suite, suiteName: "group.com.example.app-name")
+  /// ```
+  public static func sync(keys: String..., userDefaults: UserDefaults, suiteName: String? = nil) {
+    sync(keys: keys, userDefaults: userDefaults, suiteName: suiteName)
+  }
+
+  /// Switches to `userDefaults`, then reconciles `keys` (the whole domain when empty).
+  /// Zephyr 5's call; see ``sync(keys:userDefaults:suiteName:)-(String...,_,_)``.
+  public static func sync(keys: [String], userDefaults: UserDefaults, suiteName: String? = nil) {
+    setUserDefaultsSuite(to: userDefaults, suiteName: suiteName)
     shared.sync(keys: keys)
   }
 
@@ -137,16 +159,27 @@ public enum Zephyr {
   /// Syncs another suite, such as an app group's, instead of `UserDefaults.standard`.
   ///
   /// Replaces ``shared`` with a coordinator over `suite` and the same store, keeping the
-  /// configuration and the monitored keys. Call it before the first sync.
+  /// configuration and the monitored keys. Call it before the first sync. Setting the
+  /// suite the shared coordinator already uses, under the same name, changes nothing.
+  ///
+  /// Pass `suiteName` for any suite but `.standard`: `UserDefaults` does not tell a
+  /// suite's name, and without it full ``sync()`` cannot read the suite's persistent
+  /// domain, so it covers only the monitored keys and those the store and the ledger know
+  /// (``SyncStatus/notes`` says so).
   ///
   /// ```swift
   /// let suite = UserDefaults(suiteName: "group.com.example.app-name")!
   /// Zephyr.setUserDefaultsSuite(to: suite, suiteName: "group.com.example.app-name")
   /// ```
-  public static func setUserDefaultsSuite(to suite: UserDefaults, suiteName: String) {
+  public static func setUserDefaultsSuite(to suite: UserDefaults, suiteName: String? = nil) {
     // Peek rather than read `shared`, which would first create a coordinator over
     // `UserDefaults.standard` and write bookkeeping keys into a domain the app never syncs.
     let previous = sharedCoordinator.withLock { $0 }
+    if let previous, previous.domain.isBacked(by: suite),
+      previous.domain.persistentName == UserDefaultsDomain(defaults: suite, suiteName: suiteName).persistentName
+    {
+      return
+    }
     let replacement = SyncCoordinator(
       defaults: suite, suiteName: suiteName, store: previous?.store ?? makeDefaultStore(),
       configuration: previous?.configuration ?? SyncConfiguration())

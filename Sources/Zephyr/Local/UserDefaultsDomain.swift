@@ -12,13 +12,21 @@ import Foundation
 final class UserDefaultsDomain: Sendable {
   nonisolated(unsafe) private let defaults: UserDefaults
   /// The persistent domain's name: the suite name, or for `.standard` the bundle
-  /// identifier (on Linux, where there is none, the process name).
-  let name: String
+  /// identifier (on Linux, where there is none, the process name). `nil` for a suite
+  /// other than `.standard` given without its name: `UserDefaults` does not tell it, so
+  /// its persistent domain cannot be read, and values are read key by key instead.
+  let persistentName: String?
 
   init(defaults: UserDefaults, suiteName: String?) {
     self.defaults = defaults
-    self.name = suiteName ?? Self.standardDomainName
+    persistentName = suiteName ?? (defaults === UserDefaults.standard ? Self.standardDomainName : nil)
   }
+
+  /// The name the ledger file and ``SyncCoordinator/domainName`` go by.
+  var name: String { persistentName ?? Self.unnamedSuiteName }
+
+  /// What an unnamed suite goes by (see ``persistentName``).
+  static let unnamedSuiteName = "Zephyr.unnamed-suite"
 
   static var standardDomainName: String {
     Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
@@ -36,9 +44,12 @@ final class UserDefaultsDomain: Sendable {
 
   /// The persistent domain, read once: the values of `keys` (every key when `nil`),
   /// bridged, and the ledger epoch.
+  /// For an unnamed suite, `keys` are read one by one, leaving out registered defaults
+  /// and launch arguments (every key when `nil` is then none).
   func persistentValues(of keys: Set<String>? = nil) -> Snapshot {
     LockAudit.assertNoLockHeld(calling: "UserDefaults")
-    let domain = defaults.persistentDomain(forName: name) ?? [:]
+    guard let persistentName else { return keyedValues(keys ?? []) }
+    let domain = defaults.persistentDomain(forName: persistentName) ?? [:]
     var snapshot = Snapshot(epoch: Self.string(domain[EngineState.ledgerIDKey]))
     for (key, raw) in domain where keys?.contains(key) ?? true {
       if let value = PropertyListValue(bridging: raw) {
@@ -65,15 +76,37 @@ final class UserDefaultsDomain: Sendable {
     forKeys keys: some Sequence<String>, isExpected: (String, PropertyListValue) -> Bool
   ) -> Snapshot {
     LockAudit.assertNoLockHeld(calling: "UserDefaults")
+    guard let persistentName else { return keyedValues(keys) }
     let shadowing = Self.shadowingKeys(of: defaults)
     var persistent: [String: Any]?
     var snapshot = Snapshot(epoch: Self.string(defaults.object(forKey: EngineState.ledgerIDKey)))
     for key in keys {
       guard let raw = defaults.object(forKey: key), var value = PropertyListValue(bridging: raw) else { continue }
       if shadowing.contains(key) || !isExpected(key, value) {
-        if persistent == nil { persistent = defaults.persistentDomain(forName: name) ?? [:] }
+        if persistent == nil { persistent = defaults.persistentDomain(forName: persistentName) ?? [:] }
         guard let confirmed = persistent?[key].flatMap(PropertyListValue.init(bridging:)) else { continue }
         value = confirmed
+      }
+      snapshot.values[key] = value
+    }
+    return snapshot
+  }
+
+  /// An unnamed suite's values of `keys`, read with `object(forKey:)`: a key that a
+  /// launch argument names is left out, and so is a value equal to the registered
+  /// default (which on Linux, where registered defaults are not visible, cannot be told).
+  private func keyedValues(_ keys: some Sequence<String>) -> Snapshot {
+    let registered = defaults.volatileDomain(forName: UserDefaults.registrationDomain)
+    let arguments = defaults.volatileDomain(forName: UserDefaults.argumentDomain)
+    var snapshot = Snapshot(epoch: Self.string(defaults.object(forKey: EngineState.ledgerIDKey)))
+    for key in keys where arguments[key] == nil {
+      guard let raw = defaults.object(forKey: key) else { continue }
+      guard let value = PropertyListValue(bridging: raw) else {
+        snapshot.unreadable.append(key)
+        continue
+      }
+      if let registeredValue = registered[key].flatMap(PropertyListValue.init(bridging:)), registeredValue == value {
+        continue
       }
       snapshot.values[key] = value
     }
