@@ -5,6 +5,7 @@ import Foundation
 ///     swift run -c release zephyr-bench peers                # this part only
 ///     swift run -c release zephyr-bench peers 2000           # more scenarios
 ///     swift run -c release zephyr-bench peers explain 17     # one seed, step by step
+///     swift run -c release zephyr-bench peers shrink 36      # this engine's finding, minimal
 ///
 /// Metrics, summed over the scenarios:
 /// - `lost_writes`: keys whose final value (on any device) is a write that a causally
@@ -49,12 +50,11 @@ enum PeerComparison {
     ]
   }
 
-  /// One seed on every design, with the steps, what each device held after each step
-  /// (the write ids, `-` for none), and the findings; for a bug report.
-  static func explain(seed: UInt64) -> String {
-    let scenario = PeerScenario.generate(seed: seed)
+  /// A scenario on the given designs, with the steps, what each device held after each
+  /// step (the write ids, `-` for none) and the findings; for a bug report.
+  static func explain(_ scenario: PeerScenario, designs: [PeerDesign] = PeerDesign.allCases) -> String {
     var lines = ["\(scenario)"]
-    for design in PeerDesign.allCases {
+    for design in designs {
       let run = PeerRun(scenario, design: design, verbose: true)
       let tally = run.run()
       lines.append("== \(design.rawValue)")
@@ -67,8 +67,12 @@ enum PeerComparison {
   /// Handles `zephyr-bench peers [explain <seed>]`; returns `false` for other arguments.
   static func handle(_ arguments: [String]) -> Bool {
     guard arguments.first == "peers" else { return false }
-    if arguments.count >= 3, arguments[1] == "explain", let seed = UInt64(arguments[2]) {
-      print(explain(seed: seed))
+    if arguments.count >= 3, let seed = UInt64(arguments[2]) {
+      switch arguments[1] {
+      case "explain": print(explain(PeerScenario.generate(seed: seed)))
+      case "shrink": print(PeerShrinker.shrink(seed: seed))
+      default: return false
+      }
       return true
     }
     let count = arguments.dropFirst().first.flatMap { Int($0) }.map { max($0, 1) } ?? scenarios
