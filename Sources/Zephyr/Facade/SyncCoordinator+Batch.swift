@@ -16,7 +16,7 @@ extension SyncCoordinator {
     let sharing = sharesSuite
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     // A pull written ahead before a crash is settled against the local value first.
-    let (entries, resolver, ownOrigin, clock) = state.withLock { state in
+    let (entries, resolver, ownOrigin, clock, strategies) = state.withLock { state in
       var entries: [String: LedgerEntry] = [:]
       for key in keys {
         if let entry = state.ledger[key], entry.pendingPull != nil {
@@ -29,13 +29,15 @@ extension SyncCoordinator {
       }
       return (
         entries, state.configuration.conflictResolver, state.ledgerMayBeStale ? state.deviceID : nil,
-        state.ledger.clock
+        state.ledger.clock, state.configuration.mergeStrategies
       )
     }
 
     var decisions: [String: Reconciler.Decision] = [:]
-    // The resolver is user code: it may wait for another thread that calls in meanwhile.
-    if resolver != nil {
+    // The resolver and custom strategies are user code: they may wait for another thread
+    // that calls in meanwhile.
+    let callsOut = resolver != nil || strategies.values.contains { if case .custom = $0 { true } else { false } }
+    if callsOut {
       state.withLock { state in
         state.lane.isCallingOut = true
         state.lane.isInResolver = true
@@ -44,9 +46,9 @@ extension SyncCoordinator {
     for key in keys {
       decisions[key] = Reconciler.decide(
         key: key, local: local[key], storeValue: remote[key], ledger: entries[key], policy: policy,
-        resolver: resolver, ownOrigin: ownOrigin, clock: clock)
+        resolver: resolver, ownOrigin: ownOrigin, clock: clock, strategy: strategies[key] ?? .lastWriterWins)
     }
-    if resolver != nil {
+    if callsOut {
       state.withLock { state in
         state.lane.isCallingOut = false
         state.lane.isInResolver = false

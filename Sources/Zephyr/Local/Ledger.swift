@@ -38,6 +38,9 @@ struct LedgerEntry: Sendable, Equatable {
   /// Set while a pull is being written to `UserDefaults`: how to tell, after a crash,
   /// whether the write happened, and what to fall back to when it did not.
   var pendingPull: PendingPull?
+  /// For keys merged three-way (``MergeStrategy/set``, ``MergeStrategy/dictionary``):
+  /// the agreed value itself and the base to merge against.
+  var memory: MergeMemory?
 
   /// A pull written ahead into the ledger, before its `UserDefaults` write.
   struct PendingPull: Sendable, Equatable {
@@ -57,11 +60,15 @@ struct LedgerEntry: Sendable, Equatable {
   /// The agreed state's place in the order of writes.
   var stamp: Stamp { Stamp(generation: generation, origin: origin) }
 
-  init(generation: UInt64, agreed: Agreed, origin: String = "", pendingPull: PendingPull? = nil) {
+  init(
+    generation: UInt64, agreed: Agreed, origin: String = "", pendingPull: PendingPull? = nil,
+    memory: MergeMemory? = nil
+  ) {
     self.generation = generation
     self.agreed = agreed
     self.origin = origin
     self.pendingPull = pendingPull
+    self.memory = memory
   }
 
   /// The entry to decide with, given the current local state. A pending pull whose
@@ -226,6 +233,7 @@ enum LedgerCodec {
     } else if entry != nil {
       payload.append(0)
     }
+    if let memory = entry?.memory { appendMemory(memory, to: &payload) }
     appendWord(UInt64(payload.count), to: &bytes)
     bytes += payload
     appendWord(checksum(payload), to: &bytes)
@@ -247,11 +255,11 @@ enum LedgerCodec {
     return hasher.state
   }
 
-  private static func appendWord(_ word: UInt64, to bytes: inout [UInt8]) {
+  static func appendWord(_ word: UInt64, to bytes: inout [UInt8]) {
     for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
   }
 
-  private static func appendString(_ text: String, to bytes: inout [UInt8]) {
+  static func appendString(_ text: String, to bytes: inout [UInt8]) {
     appendWord(UInt64(text.utf8.count), to: &bytes)
     bytes.append(contentsOf: text.utf8)
   }
@@ -262,7 +270,7 @@ enum LedgerError: Error, Equatable {
   case corrupt(String)
 }
 
-private struct ByteReader {
+struct ByteReader {
   let bytes: [UInt8]
   var position: Int
 
@@ -344,6 +352,7 @@ private struct ByteReader {
       }
       entry?.pendingPull = LedgerEntry.PendingPull(localBefore: localBefore, previous: previous)
     }
+    if entry != nil, !payload.isAtEnd { entry?.memory = try payload.memory() }
     guard payload.isAtEnd, (entry?.generation ?? 0) <= Generation.maximum else {
       throw LedgerError.corrupt("bad record")
     }

@@ -71,17 +71,23 @@ extension EngineState {
         debug("skip \(key): \(reason)")
       case .adopt(let stamp):
         budget.record(key, storeValue: batch.remote[key])
-        setLedger(key, LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(batch.local[key])))
+        var entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(batch.local[key]))
+        entry.memory = remembering(key, MergeMemory(agreed: batch.local[key], base: stamp, baseValue: batch.local[key]))
+        setLedger(key, entry)
         debug("adopt \(key) g\(stamp.generation) (same value on both sides)")
-      case .push(let generation, let value, let reason):
-        let stamp = Stamp(generation: generation, origin: deviceID)
-        let merged = reason == .resolverMerged ? value : nil
-        planRecord(key, stamp: stamp, value: value, merged: merged, before: batch.local[key], reason: reason, &plan)
+      case .push(let generation, let value, let reason, let base):
+        let write = PlannedRecord(
+          stamp: Stamp(generation: generation, origin: deviceID), value: value,
+          merged: reason.writesLocally ? value : nil, base: recordBase(key, merging: base),
+          memory: pushMemory(key, value: value, merging: base, remote: batch.remote[key]))
+        planRecord(key, write, before: batch.local[key], reason: reason, &plan)
       case .republish(let stamp, let value, let reason):
         // A republished foreign value (empty origin) goes out as this device's write.
         let origin = stamp.origin.isEmpty ? deviceID : stamp.origin
-        let republished = Stamp(generation: max(stamp.generation, 1), origin: origin)
-        planRecord(key, stamp: republished, value: value, merged: nil, before: batch.local[key], reason: reason, &plan)
+        let write = PlannedRecord(
+          stamp: Stamp(generation: max(stamp.generation, 1), origin: origin), value: value, merged: nil, base: nil,
+          memory: ledger[key]?.memory)
+        planRecord(key, write, before: batch.local[key], reason: reason, &plan)
       case .pull(let stamp, let content, let reason):
         budget.record(key, storeValue: batch.remote[key])
         planPull(key, stamp: stamp, content: content, reason: reason, batch: batch, &plan)
@@ -93,11 +99,14 @@ extension EngineState {
   /// Plans a record write, unless it does not fit the limits (then the key is refused and
   /// keeps its ledger entry, so the next sync tries again).
   private mutating func planRecord(
-    _ key: String, stamp: Stamp, value: PropertyListValue?, merged: PropertyListValue?,
-    before: PropertyListValue?, reason: SyncAction.Reason, _ plan: inout BatchPlan
+    _ key: String, _ write: PlannedRecord, before: PropertyListValue?, reason: SyncAction.Reason,
+    _ plan: inout BatchPlan
   ) {
+    let (stamp, value) = (write.stamp, write.value)
     let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(plan.now)
-    let record = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
+    var syncRecord = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content)
+    syncRecord.base = write.base
+    let record = syncRecord.encoded
     let size = PropertyListValue.storeSize(key: key, value: record)
     if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
       refuse(key, refusal)
@@ -106,8 +115,9 @@ extension EngineState {
     }
     // Counted now, so the next planned write of the batch is checked against it too.
     budget.record(key, storeValue: record)
-    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(value))
-    if merged != nil {
+    var entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(value))
+    entry.memory = write.memory
+    if write.merged != nil {
       // The merged value also goes to UserDefaults: written ahead like a pull.
       setLedger(key, entry.writtenAhead(replacing: before, previous: ledger[key]))
       plan.settled[key] = entry
@@ -117,7 +127,7 @@ extension EngineState {
     let log = LogLine(
       "push \(key) g\(stamp.generation) ", value: value.map(\.logDescription) ?? "deleted", isValue: value != nil,
       " (\(reason.rawValue))")
-    plan.writes.append((.store(key: key, record: record, merged: merged), log))
+    plan.writes.append((.store(key: key, record: record, merged: write.merged), log))
   }
 
   /// Plans a pull, unless the key was edited locally while the pull was decided.
@@ -133,7 +143,8 @@ extension EngineState {
       return
     }
     plan.pulls += 1
-    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content))
+    var entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content))
+    entry.memory = remembering(key, MergeMemory(agreed: content.value, base: stamp, baseValue: content.value))
     let log = LogLine(
       "pull \(key) g\(stamp.generation) ", value: content.logDescription, isValue: content.value != nil,
       " (\(reason.rawValue))")

@@ -64,13 +64,20 @@ enum SyncAction: Sendable, Equatable {
     case remoteDiffers = "same generation, other value: remote wins"
     case cloudHistory = "cloud history beats never-synced device"
     case foreignWrite = "foreign write"
+    case mergedByStrategy = "merged by strategy"
+    case strategyKeptLocal = "merged by strategy: local already holds both"
+    case strategyKeptRemote = "merged by strategy: remote already holds both"
+
+    /// Whether the pushed value is new to this device too, and is written locally.
+    var writesLocally: Bool { self == .resolverMerged || self == .mergedByStrategy }
   }
 
   /// Nothing to do, and no store write.
   case none
   /// Write `value` to the store as this device's write at `generation`, a tombstone when
-  /// `value` is `nil` (and write it locally too, for a merged value).
-  case push(generation: UInt64, value: PropertyListValue?, reason: Reason)
+  /// `value` is `nil` (and write it locally too, for a merged value). `base` is the
+  /// store's state a strategy merged it with; `nil` when it was made from the agreed state.
+  case push(generation: UInt64, value: PropertyListValue?, reason: Reason, base: Stamp? = nil)
   /// Write the agreed state to the store again, under its own stamp: the store lost it.
   case republish(stamp: Stamp, value: PropertyListValue?, reason: Reason)
   /// Apply the store's content locally; the ledger takes the record's stamp.
@@ -109,7 +116,8 @@ enum Reconciler {
   /// on any key. A push is numbered above it.
   static func decide(
     key: String, local: PropertyListValue?, storeValue: PropertyListValue?, ledger: LedgerEntry?,
-    policy: MismatchPolicy, resolver: ConflictResolver? = nil, ownOrigin: String? = nil, clock: UInt64 = 0
+    policy: MismatchPolicy, resolver: ConflictResolver? = nil, ownOrigin: String? = nil, clock: UInt64 = 0,
+    strategy: MergeStrategy = .lastWriterWins
   ) -> Decision {
     var remote = RemoteState(storeValue: storeValue)
     if case .record(let record) = remote,
@@ -132,7 +140,8 @@ enum Reconciler {
       case .absent, .record, .foreign: nil
       }
     let action = decide(
-      key: key, local: local, remote: remote, ledger: ledger, policy: policy, resolver: resolver, clock: clock)
+      key: key, local: local, remote: remote, ledger: ledger, policy: policy, resolver: resolver, clock: clock,
+      strategy: strategy)
     return Decision(action: action, problem: problem)
   }
 
@@ -143,7 +152,8 @@ enum Reconciler {
     ledger: LedgerEntry?,
     policy: MismatchPolicy,
     resolver: ConflictResolver? = nil,
-    clock: UInt64 = 0
+    clock: UInt64 = 0,
+    strategy: MergeStrategy = .lastWriterWins
   ) -> SyncAction {
     let record: SyncRecord?
     switch remote {
@@ -179,6 +189,13 @@ enum Reconciler {
     guard let ledger else {
       if local == nil { return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer) }
       if sameState { return .adopt(stamp: record.stamp) }
+      // A strategy merges a never-synced value with the cloud's instead of dropping it.
+      if let merged = merge(
+        key: key, local: local, record: record, base: nil, ledger: nil, strategy: strategy, policy: policy,
+        floor: floor)
+      {
+        return merged
+      }
       if remote.isForeign {
         // A foreign value meets a never-synced local value: a plain conflict.
         return resolveConflict(
@@ -195,6 +212,22 @@ enum Reconciler {
     // An agreed foreign value (empty origin) has no place in that order: each device read
     // it at a generation of its own, one above its own history. Any Zephyr record with
     // other content is then news, never a lost write to publish again over it.
+    if !strategy.isLastWriterWins, !ledger.agrees(with: record.content) {
+      if sameState { return .adopt(stamp: record.stamp) }
+      // A write made from the agreed state is its successor; any other was made without
+      // this device's writes since its base, and is merged with them.
+      let follows = record.base == ledger.stamp
+      if follows, !localChanged {
+        return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer)
+      }
+      if let merged = merge(
+        key: key, local: local, record: record,
+        base: ledger.memory?.ancestor(of: record.base, agreedStamp: ledger.stamp),
+        ledger: ledger, strategy: strategy, policy: policy, floor: floor)
+      {
+        return merged
+      }
+    }
     let remoteChanged: Bool
     if ledger.agrees(with: record.content) {
       remoteChanged = false
@@ -222,6 +255,34 @@ enum Reconciler {
       if sameState { return .adopt(stamp: record.stamp) }
       return resolveConflict(
         key: key, local: local, record: record, policy: policy, resolver: resolver, floor: floor)
+    }
+  }
+
+  /// The action of a key's ``MergeStrategy`` for two different states, or `nil` when the
+  /// strategy leaves it to the rules of last-writer-wins. A value the store already holds
+  /// is pulled; the local value, when it holds both, is pushed (or republished, when the
+  /// store lost it), naming the store's state as its base so that the other side takes
+  /// it as a successor; a new value is pushed and written locally.
+  private static func merge(
+    key: String, local: PropertyListValue?, record: SyncRecord, base: PropertyListValue?, ledger: LedgerEntry?,
+    strategy: MergeStrategy, policy: MismatchPolicy, floor: UInt64
+  ) -> SyncAction? {
+    guard !strategy.isLastWriterWins else { return nil }
+    if case .custom = strategy { LockAudit.assertNoLockHeld(calling: "a custom merge strategy") }
+    let conflict = Conflict(key: key, local: local, remote: record.content.value)
+    let next = Generation.next(after: floor)
+    switch strategy.resolve(conflict, base: base, policy: policy) {
+    case .usePolicy:
+      return nil
+    case .keepRemote:
+      return .pull(stamp: record.stamp, content: record.content, reason: .strategyKeptRemote)
+    case .keepLocal:
+      if let ledger, ledger.agrees(with: local), record.stamp < ledger.stamp {
+        return .republish(stamp: ledger.stamp, value: local, reason: .storeLostWrite)
+      }
+      return .push(generation: next, value: local, reason: .strategyKeptLocal, base: record.stamp)
+    case .merged(let value):
+      return .push(generation: next, value: value, reason: .mergedByStrategy, base: record.stamp)
     }
   }
 

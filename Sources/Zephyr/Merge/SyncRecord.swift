@@ -13,6 +13,16 @@ import Foundation
 ///
 /// The first element is the format tag: `z` + format version (+ `d` for a tombstone).
 /// A store value that is not record-shaped is a *foreign write* (see ``RemoteState``).
+///
+/// A key with a ``MergeStrategy`` other than last-writer-wins also names the state its
+/// write was made from, its *base*, in two more elements:
+///
+/// ```
+/// ["z1", 9, "k3f9qa", <value>, 7, "b7d2mx"]   made from b7d2mx's write at generation 7
+/// ```
+///
+/// A device whose agreed state is that base takes the record as its successor; any other
+/// device merges it with its own unacknowledged write (see <doc:MergeSemantics>).
 struct SyncRecord: Sendable, Equatable {
   /// The record's content: a value, or the date it was deleted.
   enum Content: Sendable, Equatable {
@@ -25,6 +35,9 @@ struct SyncRecord: Sendable, Equatable {
   /// The short id of the device that wrote the record.
   var origin: String
   var content: Content
+  /// The state this write was made from, for keys merged by a strategy; `nil` otherwise
+  /// (and always for a tombstone).
+  var base: Stamp?
 
   static let formatVersion = 1
   static let valueTag = "z1"
@@ -39,7 +52,14 @@ struct SyncRecord: Sendable, Equatable {
   var encoded: PropertyListValue {
     switch content {
     case .value(let value):
-      .array([.string(Self.valueTag), .integer(Int64(generation)), .string(origin), value])
+      if let base {
+        .array([
+          .string(Self.valueTag), .integer(Int64(generation)), .string(origin), value,
+          .integer(Int64(base.generation)), .string(base.origin),
+        ])
+      } else {
+        .array([.string(Self.valueTag), .integer(Int64(generation)), .string(origin), value])
+      }
     case .deleted(let date):
       .array([.string(Self.tombstoneTag), .integer(Int64(generation)), .string(origin), .date(date)])
     }
@@ -127,7 +147,7 @@ enum RemoteState: Sendable, Equatable {
   }
 
   private static func decode(tag: String, fields: [PropertyListValue]) -> RemoteState {
-    guard fields.count == 4 else {
+    guard fields.count == 4 || (fields.count == 6 && tag == SyncRecord.valueTag) else {
       return .malformed(reason: "record has \(fields.count) fields, expected 4")
     }
     let generation: UInt64
@@ -152,6 +172,16 @@ enum RemoteState: Sendable, Equatable {
       }
       return .record(SyncRecord(generation: generation, origin: origin, content: .deleted(date)))
     }
-    return .record(SyncRecord(generation: generation, origin: origin, content: .value(fields[3])))
+    var record = SyncRecord(generation: generation, origin: origin, content: .value(fields[3]))
+    if fields.count == 6 {
+      guard case .integer(let baseGeneration) = fields[4], baseGeneration >= 0,
+        UInt64(baseGeneration) <= Generation.maximum, case .string(let baseOrigin) = fields[5],
+        baseOrigin.count <= SyncRecord.maximumOriginLength
+      else {
+        return .malformed(reason: "record base is not a generation and a short origin")
+      }
+      record.base = Stamp(generation: UInt64(baseGeneration), origin: baseOrigin)
+    }
+    return .record(record)
   }
 }

@@ -31,7 +31,9 @@ enum Garbage {
   /// and a record more than 2^40 above them is refused as forged.
   static let believableGeneration: Int64 = 1 << 40
 
-  /// `["z1", generation, origin, value]` and `["z1d", generation, origin, date]`: the tag
+  /// `["z1", generation, origin, value]` (or with a base, `[…, base generation, base
+  /// origin]`: an integer in 0...2^53 and a string of at most 64 characters) and
+  /// `["z1d", generation, origin, date]`: the tag
   /// is `z`, one to six ASCII digits (the format version) and `d` for a tombstone; the
   /// generation an integer in 1...2^40 (believable); the origin a string of 1...64 characters.
   static func kind(of value: PropertyListValue) -> Kind {
@@ -39,7 +41,12 @@ enum Garbage {
       let version = version(ofTag: tag)
     else { return .foreign }
     guard version == 1 else { return .unsupported(tag: tag) }
-    guard fields.count == 4 else { return .malformed }
+    guard fields.count == 4 || (fields.count == 6 && tag == "z1") else { return .malformed }
+    if fields.count == 6 {
+      guard case .integer(let baseGeneration) = fields[4], (0...(Int64(1) << 53)).contains(baseGeneration),
+        case .string(let baseOrigin) = fields[5], baseOrigin.count <= 64
+      else { return .malformed }
+    }
     guard case .integer(let generation) = fields[1], (1...believableGeneration).contains(generation) else {
       return .malformed
     }
