@@ -127,8 +127,21 @@ extension SyncCoordinator {
       let current = domain.values(forKeys: reread) { key, value in agreed[key]?.agrees(with: value) ?? false }
       local.merge(current.values) { _, current in current }
     }
-    state.withLock { $0.debug("typed write of \(keys.count) key(s)") }
-    reconcile(keys, local: local, remote: storeValues(keys), policy: .preferLocal, &effects)
+    let remote = storeValues(keys)
+    state.withLock { state in
+      state.debug("typed write of \(keys.count) key(s)")
+      // A typed set is a deliberate edit made now. On a device with no history of the
+      // key it edits the store's record, rather than lose to it as a never-synced
+      // device's write would (a write made before the initial download is still
+      // discarded by the store, and the cloud's value wins then).
+      for key in keys where state.ledger[key] == nil {
+        guard case .written = typed[key], case .record(let record) = RemoteState(storeValue: remote[key]) else {
+          continue
+        }
+        state.setLedger(key, LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content)))
+      }
+    }
+    reconcile(keys, local: local, remote: remote, policy: .preferLocal, &effects)
   }
 
   /// Settles the pulls a crash left written ahead but maybe not applied, at launch, before
