@@ -31,6 +31,11 @@ import Foundation
 /// - ``sync(keys:)-([String])``
 /// - ``sync(keys:)-(String...)``
 ///
+/// ### Typed keys
+/// - ``subscript(_:)``
+/// - ``removeValue(for:)``
+/// - ``changes(of:)``
+///
 /// ### Monitoring keys
 /// - ``addKeysToBeMonitored(keys:)-([String])``
 /// - ``addKeysToBeMonitored(keys:)-(String...)``

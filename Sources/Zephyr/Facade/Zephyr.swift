@@ -3,6 +3,7 @@ import Foundation
 /// The static facade: sync `UserDefaults` through iCloud with one line.
 ///
 /// ```swift
+/// Zephyr[Settings.theme] = "dark"                 // a typed key: see <doc:TypedKeys>
 /// Zephyr.sync(keys: "theme", "fontSize")          // once, at launch
 /// Zephyr.addKeysToBeMonitored(keys: "theme", "fontSize")   // and from then on
 /// ```
@@ -21,6 +22,12 @@ import Foundation
 /// - ``sync()``
 /// - ``sync(keys:)-(String...)``
 /// - ``sync(keys:)-([String])``
+///
+/// ### Typed keys
+///
+/// - ``subscript(_:)``
+/// - ``removeValue(for:)``
+/// - ``changes(of:)``
 ///
 /// ### Monitoring keys
 ///
