@@ -68,7 +68,7 @@ struct OperationLane: Sendable {
   }
 }
 
-/// A typed write waiting for its push (see ``SyncCoordinator/writeTyped(_:forKey:)``).
+/// A typed write waiting for its push (see ``SyncCoordinator/writeTyped(_:for:)``).
 enum TypedWrite: Sendable, Equatable {
   /// The value written to `UserDefaults` (`nil`: the key was removed), pushed as it is.
   case written(PropertyListValue?)
