@@ -17,6 +17,11 @@ extension SyncCoordinator {
   /// costs the same with 10 synced keys or 1,000. A set made while an operation runs is
   /// pushed after it. Setting an optional key to `nil` removes it, on every device.
   ///
+  /// Another device's change of the key arriving before the push meets the set as a
+  /// conflict, like any local edit not pushed yet: under `.lastWriterWins` the inbound
+  /// change wins. A set on a device with no history of the key edits the store's value:
+  /// it is not taken for a never-synced device's write (see <doc:TypedKeys>).
+  ///
   /// The key is monitored from its first use, so changes from other devices are applied
   /// as they arrive. Call it from any thread; ``waitForPendingLocalEdits()`` waits for
   /// the push (tests only).

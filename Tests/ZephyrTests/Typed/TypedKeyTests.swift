@@ -175,4 +175,28 @@ struct TypedKeyTests {
     #expect(
       harness.cloud.serverValues["theme"].map { RemoteState(storeValue: $0) } == a.record("theme").map { .record($0) })
   }
+
+  /// The pull writes the key after the typed set: the push reads it again instead of
+  /// sending the set's value over the pulled one.
+  @Test func anInboundChangeArrivingBeforeThePushWinsUnderLastWriterWins() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    let b = harness.device("B", monitored: ["theme"])
+    #expect(carry(Keys.theme, "base", from: a, to: b, in: harness) == "base")
+    b.coordinator[Keys.theme] = "from B"
+    b.settle()
+    harness.cloud.upload()
+
+    a.coordinator.localEditQueue.suspend()  // A's push has not run yet
+    a.coordinator[Keys.theme] = "from A"
+    harness.cloud.download(to: "A")  // B's change arrives first: a conflict, remote wins
+    #expect(a.coordinator[Keys.theme] == "from B")
+    a.coordinator.localEditQueue.resume()
+    a.settle()
+    harness.cloud.deliver()
+
+    #expect(a.coordinator[Keys.theme] == "from B")
+    #expect(b.coordinator[Keys.theme] == "from B")
+    #expect(a.record("theme")?.content == .value(.string("from B")), "A pushed nothing over the pulled value")
+  }
 }
