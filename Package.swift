@@ -7,12 +7,15 @@ let package = Package(
   products: [
     .library(name: "Zephyr", targets: ["Zephyr"]),
     .library(name: "ZephyrTesting", targets: ["ZephyrTesting"]),
+    // SwiftUI's `@SyncedDefault`; compiles to an empty module where SwiftUI does not exist.
+    .library(name: "ZephyrSwiftUI", targets: ["ZephyrSwiftUI"]),
     .executable(name: "zephyr-demo", targets: ["zephyr-demo"]),
     .executable(name: "zephyr-bench", targets: ["zephyr-bench"]),
   ],
   targets: [
     .target(name: "Zephyr"),
     .target(name: "ZephyrTesting", dependencies: ["Zephyr"]),
+    .target(name: "ZephyrSwiftUI", dependencies: ["Zephyr"]),
     .executableTarget(name: "zephyr-demo", dependencies: ["Zephyr", "ZephyrTesting"], path: "Examples/zephyr-demo"),
     .executableTarget(name: "zephyr-bench", dependencies: ["Zephyr", "ZephyrTesting"], path: "Benchmarks/zephyr-bench"),
     .testTarget(name: "ZephyrTests", dependencies: ["Zephyr", "ZephyrTesting"]),

@@ -142,6 +142,21 @@ func measure(keys count: Int, runs: Int) -> [String: Any] {
       })
   }
 
+  // (4b) One typed set, pushed: it knows its key, so nothing reads the domain. Timed up
+  // to the end of its push (the coalesced batch on the local-edit queue). String keys only.
+  var typedSet: [Double] = []
+  for run in 0..<runs {
+    let index = ((run * 7_919 + 3) % (count / 5)) * 5
+    let typedKey = SyncKey<String>(key(index), default: "")
+    _ = a.coordinator[typedKey]  // its first use (it is monitored already) is not timed
+    typedSet.append(
+      nanoseconds {
+        a.coordinator[typedKey] = "typed \(run)"
+        a.coordinator.waitForPendingLocalEdits()
+      })
+    precondition(a.store.value(forKey: key(index)) != nil, "the typed set was not pushed")
+  }
+
   // Foundation's own floors, after a write: reading one key (which an inbound event
   // must do) and reading the domain (which a didChangeNotification, naming no key, must do).
   var keyReadAfterWrite: [Double] = []
@@ -182,6 +197,8 @@ func measure(keys count: Int, runs: Int) -> [String: Any] {
     "inbound_over_steady": ratio(median(inbound), steadyMedian),
     "local_edit_ms": milliseconds(median(localEdit)),
     "local_edit_over_steady": ratio(median(localEdit), steadyMedian),
+    "typed_set_ms": milliseconds(median(typedSet)),
+    "typed_set_over_steady": ratio(median(typedSet), steadyMedian),
     "foundation_key_read_after_write_ms": milliseconds(median(keyReadAfterWrite)),
     "foundation_domain_read_after_write_ms": milliseconds(median(domainReadAfterWrite)),
     "record_overhead_bytes_per_key": records > 0 ? Double(overhead) / Double(records) : 0,

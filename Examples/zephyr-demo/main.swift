@@ -103,6 +103,33 @@ func deliver(_ cloud: SimulatedCloud) {
   cloud.deliver()
 }
 
+/// (f) The typed API: the same keys, read and written as `SyncKey`s.
+func typedKeys(_ iPhone: Device, _ mac: Device, _ cloud: SimulatedCloud) {
+  heading("(f) Typed keys: the same settings, read and written through SyncKey")
+  let theme = SyncKey<String>("theme", default: "light")
+  let fontSize = SyncKey<Double>("fontSize", default: 14)
+  let nickname = SyncKey<String?>("nickname")
+  // A key is monitored from its first use: the Mac follows nickname from here on.
+  print(
+    "  Mac: coordinator[theme] = \"\(mac.coordinator[theme])\", coordinator[fontSize] = \(mac.coordinator[fontSize]), "
+      + "coordinator[nickname] = \(mac.coordinator[nickname] ?? "nil")")
+  print("  iPhone: coordinator[theme] = \"dawn\"; coordinator[nickname] = \"kit\"")
+  iPhone.coordinator[theme] = "dawn"  // written to UserDefaults now, pushed without reading the domain
+  iPhone.coordinator[nickname] = "kit"
+  iPhone.coordinator.waitForPendingLocalEdits()  // both sets went out as one batch
+  deliver(cloud)
+  print(
+    "  → Mac: coordinator[theme] = \"\(mac.coordinator[theme])\", plain UserDefaults.string(forKey:) = \"\(mac.defaults.string(forKey: "theme") ?? "nil")\""
+  )
+  print("  iPhone: coordinator[nickname] = nil  (an optional key set to nil is a synced delete)")
+  iPhone.coordinator[nickname] = nil
+  iPhone.coordinator.waitForPendingLocalEdits()
+  deliver(cloud)
+  print(
+    "  → Mac: coordinator[nickname] = \(mac.coordinator[nickname] ?? "nil"); store: \(describeRecord(cloud.serverValues["nickname"]))"
+  )
+}
+
 /// The transcript. Returns whether the devices converged and the suites to remove; the
 /// coordinators are released on return, so they stop observing before the suites go away.
 func runScenes(_ cloud: SimulatedCloud, ledgerDirectory: URL) -> (converged: Bool, suites: [(UserDefaults, String)]) {
@@ -192,6 +219,8 @@ func runScenes(_ cloud: SimulatedCloud, ledgerDirectory: URL) -> (converged: Boo
   print("  store has the long key: \(cloud.serverValues[longKey] != nil ? "yes" : "no")")
   print("  iPhone keeps its local value: \(iPhone.values[longKey]?.logDescription ?? "(none)")")
   mac.show(["lastTab"])
+
+  typedKeys(iPhone, mac, cloud)
 
   heading("Converged values")
   print("  → one more round wrote \(round(cloud, devices)) store value(s)")

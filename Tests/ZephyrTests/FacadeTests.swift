@@ -66,4 +66,23 @@ struct FacadeTests {
     Zephyr.sync()
     #expect(a.record("theme")?.content == .value(.string("from the group")))
   }
+
+  @Test func typedKeysForwardToTheSharedCoordinator() async {
+    let harness = Harness()
+    let a = harness.device("A")
+    let previous = Zephyr.shared
+    Zephyr.shared = a.coordinator
+    defer { Zephyr.shared = previous }
+
+    var changes = Zephyr.changes(of: Keys.theme).makeAsyncIterator()
+    #expect(await changes.next() == "light")
+    Zephyr[Keys.theme] = "dusk"
+    #expect(Zephyr[Keys.theme] == "dusk")
+    #expect(a.defaults.string(forKey: "theme") == "dusk")
+    #expect(await changes.next() == "dusk")
+    Zephyr.removeValue(for: Keys.theme)
+    #expect(Zephyr[Keys.theme] == "light")
+    a.settle()
+    #expect(a.record("theme")?.content.value == nil)
+  }
 }

@@ -9,6 +9,8 @@ import Foundation
 struct EngineState: Sendable {
   var configuration: SyncConfiguration
   var monitoredKeys: Set<String> = []
+  /// Keys used through a ``SyncKey``: monitored on first use, and only then.
+  var typedKeys: Set<String> = []
   var deviceID: String
   var ledger: Ledger
   var journal = LedgerJournal()

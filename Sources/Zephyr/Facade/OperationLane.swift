@@ -49,6 +49,9 @@ struct OperationLane: Sendable {
   var localEditsPending = false
   /// A push of local edits is scheduled on the local-edit queue.
   var flushScheduled = false
+  /// Typed writes not pushed yet, by key: pushed with the next push of local edits,
+  /// without reading the domain.
+  var typedWrites: [String: TypedWrite] = [:]
 
   /// Whether a caller on another thread can go on now: the lane is free (it takes it), or
   /// the running operation is calling out (it queues its request there,
@@ -63,6 +66,14 @@ struct OperationLane: Sendable {
     if request == .localEdits || request == .sync, queued.contains(request) { return }
     queued.append(request)
   }
+}
+
+/// A typed write waiting for its push (see ``SyncCoordinator/writeTyped(_:for:)``).
+enum TypedWrite: Sendable, Equatable {
+  /// The value written to `UserDefaults` (`nil`: the key was removed), pushed as it is.
+  case written(PropertyListValue?)
+  /// Zephyr wrote the key itself since (a pull): the push reads it again.
+  case reread
 }
 
 extension EngineState {

@@ -68,6 +68,11 @@ extension SyncCoordinator {
     let plan = state.withLock { $0.plan(batch) }
     let written = apply(plan, &effects)
     if sharing { shareAgreements(of: keys, replacing: shared) }
+    // Streams learn the value each observed key has now: pulled, merged, or the local
+    // value the batch read (a local edit it pushed, or one it kept). They skip repeats.
+    for key in keys where effects.observed.contains(key) && effects.values[key] == nil {
+      effects.values[key] = .some(pulled.contains(key) ? current[key] : local[key])
+    }
     return written
   }
 
@@ -108,17 +113,23 @@ extension SyncCoordinator {
         if let merged {
           guard writeLocally(key, merged) else { continue }
           effects.changedKeys.insert(key)
+          if effects.observed.contains(key) { effects.values[key] = .some(merged) }
         }
       case .local(let key, let content):
         guard writeLocally(key, content.value) else { continue }
         effects.changedKeys.insert(key)
+        if effects.observed.contains(key) { effects.values[key] = .some(content.value) }
       }
       made.insert(write.key)
       logs.append(log)
     }
+    let changed = effects.changedKeys
     state.withLock { state in
       for log in logs { state.debug(log) }
       state.commit(plan, made: made)
+      // A typed write of a key Zephyr has just written is read again before it is pushed:
+      // which of the two writes came last, only UserDefaults knows.
+      for key in changed where state.lane.typedWrites[key] != nil { state.lane.typedWrites[key] = .reread }
     }
     return written
   }

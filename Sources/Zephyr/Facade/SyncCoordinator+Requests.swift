@@ -84,25 +84,73 @@ extension SyncCoordinator {
     reconcile(keys, local: local.values, remote: storeValues(keys), policy: .preferRemote, &effects)
   }
 
-  /// Diffs the monitored keys against the ledger, when a `didChangeNotification` said
-  /// something changed, and pushes what did.
+  /// Pushes local edits: the typed writes made since the last push, and, when a
+  /// `didChangeNotification` said something else changed, the monitored keys' edits
+  /// found by diffing them against the ledger. One batch either way.
   func pushLocalEdits(_ effects: inout OperationEffects) {
-    let (pending, monitored) = state.withLock { state in
+    let (pending, monitored, typed) = state.withLock { state in
       defer {
         state.lane.localEditsPending = false
         state.lane.flushScheduled = false
+        state.lane.typedWrites = [:]
       }
-      return (state.lane.localEditsPending, state.monitoredKeys)
+      return (state.lane.localEditsPending, state.monitoredKeys, state.lane.typedWrites)
     }
-    guard pending, !monitored.isEmpty else { return }
-    // The notification does not say which key changed: one read of the domain finds out.
-    let snapshot = domain.persistentValues(of: monitored)
+    let typedKeys = typed.isEmpty ? [] : state.withLock { $0.admit(typed.keys.sorted()) }
+    if pending, !monitored.isEmpty || !typedKeys.isEmpty {
+      pushDiffedEdits(of: monitored, with: typedKeys, &effects)
+    } else if !typedKeys.isEmpty {
+      pushTypedWrites(typedKeys, typed, &effects)
+    }
+  }
+
+  /// The notification does not say which key changed: one read of the domain finds out.
+  private func pushDiffedEdits(of monitored: Set<String>, with typedKeys: [String], _ effects: inout OperationEffects) {
+    let snapshot = domain.persistentValues(of: monitored.union(typedKeys))
     verifyEpoch(snapshot.epoch)
     let agreed = ledgerEntries(of: monitored)
-    let edited = monitored.filter { Reconciler.isLocallyChanged(snapshot.values[$0], ledger: agreed[$0]) }.sorted()
-    guard !edited.isEmpty else { return }
-    state.withLock { $0.debug("local edit of \(edited.count) monitored key(s)") }
-    reconcile(edited, local: snapshot.values, remote: storeValues(edited), policy: .preferLocal, &effects)
+    let edited = monitored.filter { Reconciler.isLocallyChanged(snapshot.values[$0], ledger: agreed[$0]) }
+    let keys = Set(edited).union(typedKeys).sorted()
+    guard !keys.isEmpty else { return }
+    state.withLock { state in
+      let typed = typedKeys.isEmpty ? "" : ", and \(typedKeys.count) typed write(s)"
+      state.debug("local edit of \(edited.count) monitored key(s)\(typed)")
+    }
+    reconcile(keys, local: snapshot.values, remote: storeValues(keys), policy: .preferLocal, &effects)
+  }
+
+  /// Typed writes know their keys and values: pushed without reading the domain (on
+  /// Linux the first read after a write costs the whole domain), O(1) in the number of
+  /// synced keys. A key Zephyr wrote itself since its typed write is read again.
+  private func pushTypedWrites(_ keys: [String], _ typed: [String: TypedWrite], _ effects: inout OperationEffects) {
+    var local: [String: PropertyListValue] = [:]
+    var reread: [String] = []
+    for key in keys {
+      switch typed[key] {
+      case .written(let value)?: local[key] = value
+      case .reread?, nil: reread.append(key)
+      }
+    }
+    if !reread.isEmpty {
+      let agreed = ledgerEntries(of: reread)
+      let current = domain.values(forKeys: reread) { key, value in agreed[key]?.agrees(with: value) ?? false }
+      local.merge(current.values) { _, current in current }
+    }
+    let remote = storeValues(keys)
+    state.withLock { state in
+      state.debug("typed write of \(keys.count) key(s)")
+      // A typed set is a deliberate edit made now. On a device with no history of the
+      // key it edits the store's record, rather than lose to it as a never-synced
+      // device's write would (a write made before the initial download is still
+      // discarded by the store, and the cloud's value wins then).
+      for key in keys where state.ledger[key] == nil {
+        guard case .written = typed[key], case .record(let record) = RemoteState(storeValue: remote[key]) else {
+          continue
+        }
+        state.setLedger(key, LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content)))
+      }
+    }
+    reconcile(keys, local: local, remote: remote, policy: .preferLocal, &effects)
   }
 
   /// Settles the pulls a crash left written ahead but maybe not applied, at launch, before

@@ -6,6 +6,10 @@ struct OperationEffects {
   var changedKeys: Set<String> = []
   /// Whether it wrote to the store (it then calls `synchronize()` once).
   var storeWritten = false
+  /// Keys that ``SyncCoordinator/changes(of:)`` streams follow, read when the operation starts.
+  var observed: Set<String> = []
+  /// The local value, after the operation, of each observed key it handled (`nil`: absent).
+  var values: [String: PropertyListValue?] = [:]
 }
 
 extension SyncCoordinator {
@@ -45,9 +49,12 @@ extension SyncCoordinator {
       return
     }
     var changed = Set<String>()
+    var values: [String: PropertyListValue?] = [:]
     var next: Request? = request
     while let current = next {
-      changed.formUnion(execute(current))
+      let effects = execute(current)
+      changed.formUnion(effects.changedKeys)
+      values.merge(effects.values) { _, later in later }
       next = state.withLock { state -> Request? in
         guard !state.lane.queued.isEmpty else {
           state.lane.isBusy = false
@@ -59,11 +66,12 @@ extension SyncCoordinator {
     }
     emitLogs()
     postChange(of: changed)
+    publish(values)
   }
 
-  /// Runs one request as one operation; returns the keys whose local value it changed.
-  private func execute(_ request: Request) -> Set<String> {
-    var effects = OperationEffects()
+  /// Runs one request as one operation; returns what it left to do.
+  private func execute(_ request: Request) -> OperationEffects {
+    var effects = OperationEffects(observed: changeObservers.withLock { $0.observedKeys })
     state.withLock { state in
       state.lane.localWrites = 0
       state.lane.announcements = 0
@@ -88,7 +96,7 @@ extension SyncCoordinator {
       }
     }
     saveLedger()
-    return effects.changedKeys
+    return effects
   }
 
   /// Sizes every store key once, before the first operation checks a write against the

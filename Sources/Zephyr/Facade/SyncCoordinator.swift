@@ -31,6 +31,11 @@ import Foundation
 /// - ``sync(keys:)-([String])``
 /// - ``sync(keys:)-(String...)``
 ///
+/// ### Typed keys
+/// - ``subscript(_:)``
+/// - ``removeValue(for:)``
+/// - ``changes(of:)``
+///
 /// ### Monitoring keys
 /// - ``addKeysToBeMonitored(keys:)-([String])``
 /// - ``addKeysToBeMonitored(keys:)-(String...)``
@@ -60,6 +65,8 @@ public final class SyncCoordinator: Sendable {
   /// Crash points and pauses for tests; empty in apps.
   package let testHooks = Locked(TestHooks())
   private let observations = Locked<[ObservationToken]>([])
+  /// The ``changes(of:)`` streams, finished when the coordinator is released.
+  let changeObservers = Locked(ChangeObservers())
   let localEditQueue = DispatchQueue(label: "Zephyr.local-edits")
 
   /// Creates a coordinator and starts observing the store's external changes and the
@@ -99,6 +106,8 @@ public final class SyncCoordinator: Sendable {
 
   deinit {
     for token in observations.withLock({ $0 }) { token.cancel() }
+    // Finished outside the lock: a stream's termination handler is its consumer's code.
+    for observer in changeObservers.withLock({ $0.removeAll() }) { observer.finish() }
   }
 
   // MARK: Configuration and status
@@ -265,8 +274,15 @@ public final class SyncCoordinator: Sendable {
   func userDefaultsDidChange() {
     // Announced on the thread of our own write, from inside it: counted without a lock.
     if OwnWriteMarker.noteAnnouncement(for: id) { return }
+    schedulePush(diffingDomain: true)
+  }
+
+  /// Schedules one coalesced push of local edits on the local-edit queue, unless one is
+  /// scheduled already; `diffingDomain`: something changed that names no key (a
+  /// `didChangeNotification`), so the push diffs the monitored keys too.
+  func schedulePush(diffingDomain: Bool) {
     let schedule = state.withLock { state -> Bool in
-      state.lane.localEditsPending = true
+      if diffingDomain { state.lane.localEditsPending = true }
       guard !state.lane.flushScheduled else { return false }
       state.lane.flushScheduled = true
       return true

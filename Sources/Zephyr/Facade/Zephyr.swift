@@ -3,6 +3,7 @@ import Foundation
 /// The static facade: sync `UserDefaults` through iCloud with one line.
 ///
 /// ```swift
+/// Zephyr[Settings.theme] = "dark"                 // a typed key: see <doc:TypedKeys>
 /// Zephyr.sync(keys: "theme", "fontSize")          // once, at launch
 /// Zephyr.addKeysToBeMonitored(keys: "theme", "fontSize")   // and from then on
 /// ```
@@ -23,6 +24,12 @@ import Foundation
 /// - ``sync(keys:)-([String])``
 /// - ``sync(keys:userDefaults:suiteName:)-(String...,_,_)``
 /// - ``sync(keys:userDefaults:suiteName:)-([String],_,_)``
+///
+/// ### Typed keys
+///
+/// - ``subscript(_:)``
+/// - ``removeValue(for:)``
+/// - ``changes(of:)``
 ///
 /// ### Monitoring keys
 ///

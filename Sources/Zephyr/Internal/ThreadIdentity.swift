@@ -57,14 +57,17 @@ enum OwnWriteMarker {
   }
 
   /// Runs `write` marked as `coordinator`'s own; returns how many announcements of it
-  /// arrived on this thread during the write.
+  /// arrived on this thread during the write. Nests: a write made from inside another
+  /// (an observer of the outer write setting a typed key) is counted apart, and the
+  /// outer write's marker and count are restored after it.
   static func write(by coordinator: ObjectIdentifier, _ write: () -> Void) -> Int {
+    let outer = (writer: writer.value, echoes: echoes.value)
     writer.value = token(coordinator)
     echoes.value = 0
     write()
     let counted = echoes.value
-    writer.value = 0
-    echoes.value = 0
+    writer.value = outer.writer
+    echoes.value = outer.echoes
     return counted
   }
 

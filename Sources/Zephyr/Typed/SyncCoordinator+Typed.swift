@@ -1,0 +1,89 @@
+import Foundation
+
+extension SyncCoordinator {
+  /// The key's value: read from the suite's persistent domain (never from registered
+  /// defaults), or the key's default when it holds none or a value of another type.
+  /// Setting it writes `UserDefaults` at once and pushes this one key.
+  ///
+  /// ```swift
+  /// coordinator[Settings.theme] = "dark"   // a read on the next line sees "dark"
+  /// coordinator[Settings.theme]            // "dark"
+  /// ```
+  ///
+  /// A set is written to `UserDefaults` before it returns, as Zephyr's own write (its
+  /// `didChangeNotification` is not taken for an unknown edit), and pushed on Zephyr's
+  /// local-edit queue: sets made in a row are pushed as one batch, with one
+  /// `synchronize()`. The push knows its key, so it never reads the whole domain: it
+  /// costs the same with 10 synced keys or 1,000. A set made while an operation runs is
+  /// pushed after it. Setting an optional key to `nil` removes it, on every device.
+  ///
+  /// Another device's change of the key arriving before the push meets the set as a
+  /// conflict, like any local edit not pushed yet: under `.lastWriterWins` the inbound
+  /// change wins. A set on a device with no history of the key edits the store's value:
+  /// it is not taken for a never-synced device's write (see <doc:TypedKeys>).
+  ///
+  /// The key is monitored from its first use, so changes from other devices are applied
+  /// as they arrive. Call it from any thread; ``waitForPendingLocalEdits()`` waits for
+  /// the push (tests only).
+  public subscript<Value>(key: SyncKey<Value>) -> Value {
+    get {
+      use(key)
+      return key.value(from: storedValue(forKey: key.name))
+    }
+    set {
+      writeTyped(newValue.propertyList, for: key)
+    }
+  }
+
+  /// Removes the key's value, locally and then, as a tombstone, on every device; a read
+  /// then returns the key's default.
+  ///
+  /// ```swift
+  /// coordinator.removeValue(for: Settings.theme)
+  /// coordinator[Settings.theme]   // "light", the default
+  /// ```
+  public func removeValue<Value>(for key: SyncKey<Value>) {
+    writeTyped(nil, for: key)
+  }
+
+  /// Makes a key's first use: it is monitored from now on (unless refused), and its
+  /// merge strategy applies unless the configuration names one.
+  func use<Value>(_ key: SyncKey<Value>) {
+    let first = state.withLock { state -> Bool in
+      guard state.typedKeys.insert(key.name).inserted else { return false }
+      state.monitoredKeys.formUnion(state.admit([key.name]))
+      return true
+    }
+    guard first else { return }
+    if case .lastWriterWins = key.merge {} else { useMergeStrategy(key.merge, for: key.name) }
+    emitLogs()
+  }
+
+  /// The persistent-domain value of `name`, read with `object(forKey:)`; confirmed
+  /// against the whole persistent domain only when it may come from elsewhere (a value
+  /// the ledger did not agree on and no typed write wrote, or a registered key).
+  func storedValue(forKey name: String) -> PropertyListValue? {
+    let (agreed, typed) = state.withLock { ($0.ledger[name], $0.lane.typedWrites[name]) }
+    let snapshot = domain.values(forKeys: [name]) { _, value in
+      if case .written(let written)? = typed, written == value { return true }
+      return agreed?.agrees(with: value) ?? false
+    }
+    return snapshot.values[name]
+  }
+
+  /// Writes `value` (or removes the key, for `nil`) as Zephyr's own write, tells the
+  /// key's streams, and schedules its push.
+  func writeTyped<Value>(_ value: PropertyListValue?, for key: SyncKey<Value>) {
+    use(key)
+    let name = key.name
+    // Recorded before the write: a pull that writes the key meanwhile marks it to be
+    // read again, whichever of the two writes lands last.
+    state.withLock { $0.lane.typedWrites[name] = .written(value) }
+    let echoes = OwnWriteMarker.write(by: id) {
+      if let value { domain.set(value, forKey: name) } else { domain.remove(forKey: name) }
+    }
+    // More than our own announcement: an observer edited the suite from inside our write.
+    schedulePush(diffingDomain: echoes > 1)
+    publish([name: value])
+  }
+}

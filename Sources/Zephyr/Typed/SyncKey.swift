@@ -1,0 +1,65 @@
+import Foundation
+
+/// A synced `UserDefaults` key with its type and default value.
+///
+/// Declare keys once, as static properties, and use them with a coordinator, the
+/// ``Zephyr/Zephyr`` facade, ``SyncedValue`` or SwiftUI's `@SyncedDefault`:
+///
+/// ```swift
+/// enum Settings {
+///   static let theme = SyncKey<String>("theme", default: "light")
+///   static let highScore = SyncKey<Int>("highScore", default: 0, merge: .max)
+/// }
+///
+/// Zephyr[Settings.theme] = "dark"    // writes UserDefaults, pushes this key
+/// Zephyr[Settings.theme]             // "dark"
+/// ```
+///
+/// The key's ``name`` is both the `UserDefaults` key and the store key, so code that
+/// reads `UserDefaults.standard.string(forKey: "theme")` or `@AppStorage("theme")` sees
+/// the same value. A key is monitored from its first use with a coordinator: changes
+/// from other devices are applied as they arrive.
+public struct SyncKey<Value: SyncValue>: Sendable {
+  /// The `UserDefaults` key, and the store key it syncs under.
+  public let name: String
+  /// What a read returns while the key holds no value (or a value of another type).
+  /// Never written: a default is not a setting, and is never uploaded.
+  public let defaultValue: Value
+  /// What the key does when two devices changed it to different values; see
+  /// ``MergeStrategy``. An entry for the same key in
+  /// ``SyncConfiguration/mergeStrategies`` takes precedence.
+  public let merge: MergeStrategy
+
+  /// Creates a key.
+  ///
+  /// ```swift
+  /// static let favorites = SyncKey<[String]>("favorites", default: [], merge: .set)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - name: The `UserDefaults` key, at most 64 UTF-8 bytes (longer keys are written
+  ///     locally but refused for syncing, and listed in ``SyncCoordinator/status``).
+  ///   - defaultValue: The value read while the key holds none.
+  ///   - merge: The merge strategy, ``MergeStrategy/lastWriterWins`` by default.
+  public init(_ name: String, default defaultValue: Value, merge: MergeStrategy = .lastWriterWins) {
+    self.name = name
+    self.defaultValue = defaultValue
+    self.merge = merge
+  }
+
+  /// Creates a key of an optional type whose default is `nil`.
+  ///
+  /// ```swift
+  /// static let nickname = SyncKey<String?>("nickname")
+  /// coordinator[Settings.nickname] = nil    // removes the key, on every device
+  /// ```
+  public init<Wrapped>(_ name: String, merge: MergeStrategy = .lastWriterWins) where Value == Wrapped? {
+    self.init(name, default: nil, merge: merge)
+  }
+
+  /// The value `stored` holds for this key: decoded, or the default when it is absent or
+  /// of another type.
+  func value(from stored: PropertyListValue?) -> Value {
+    stored.flatMap(Value.init(propertyList:)) ?? defaultValue
+  }
+}

@@ -1,0 +1,116 @@
+import Foundation
+
+/// A type whose values a ``SyncKey`` can store in `UserDefaults` and sync.
+///
+/// Bool, Int, Double, String, Date and Data conform, and so do arrays, `[String: …]`
+/// dictionaries and optionals of conforming types. Your own `Codable` or
+/// `RawRepresentable` types conform by declaring it, with no body:
+///
+/// ```swift
+/// enum Theme: String, SyncValue { case light, dark }          // stored as "dark"
+/// struct Layout: Codable, SyncValue { var columns = 2 }        // stored as ["columns": 2]
+/// ```
+///
+/// How each kind is stored in `UserDefaults` (and, inside its record, in the store):
+///
+/// | Type | Stored as |
+/// |---|---|
+/// | `Bool`, `Int`, `Double`, `String`, `Date`, `Data` | the plain property-list value, so `UserDefaults.integer(forKey:)`, `@AppStorage` and older code read it |
+/// | `[Element]`, `[String: Value]` | an array or dictionary of the elements' stored forms |
+/// | `Optional` | the wrapped value's stored form; `nil` removes the key (a synced delete) |
+/// | `RawRepresentable` | its raw value's stored form (`Theme.dark` is the string `"dark"`) |
+/// | `Codable` | the property list `PropertyListEncoder` produces: a struct is a dictionary of its fields |
+///
+/// A type that is both `RawRepresentable` and `Codable` is stored as its raw value, the
+/// form `@AppStorage` reads.
+///
+/// A `Codable` value is stored as a property list rather than as JSON `Data` so that it
+/// stays readable in `UserDefaults` and in the store, keeps dates and bytes as dates and
+/// bytes, and can be merged field by field (`merge: .dictionary`), which an opaque blob
+/// cannot.
+///
+/// Reading never fails: a stored value of another type (written by older code under the
+/// same key, or by another app version) reads as the key's default, and stays stored
+/// until the next write replaces it.
+public protocol SyncValue: Sendable {
+  /// The value decoded from its stored form, or `nil` when `propertyList` is not a value
+  /// of this type.
+  init?(propertyList: PropertyListValue)
+
+  /// The value's stored form; `nil` means "no value": writing it removes the key.
+  var propertyList: PropertyListValue? { get }
+}
+
+extension Bool: SyncValue {
+  /// A Boolean; also the integers 0 and 1, as `UserDefaults.bool(forKey:)` reads them.
+  public init?(propertyList: PropertyListValue) {
+    switch propertyList {
+    case .bool(let value): self = value
+    case .integer(0): self = false
+    case .integer(1): self = true
+    default: return nil
+    }
+  }
+
+  /// `.bool(self)`.
+  public var propertyList: PropertyListValue? { .bool(self) }
+}
+
+extension Int: SyncValue {
+  /// An integer that fits `Int`.
+  public init?(propertyList: PropertyListValue) {
+    guard case .integer(let value) = propertyList, let exact = Int(exactly: value) else { return nil }
+    self = exact
+  }
+
+  /// `.integer(self)`.
+  public var propertyList: PropertyListValue? { .integer(Int64(self)) }
+}
+
+extension Double: SyncValue {
+  /// A floating-point number; also an integer, which property lists may hold for a
+  /// whole number written by other code.
+  public init?(propertyList: PropertyListValue) {
+    switch propertyList {
+    case .double(let value): self = value
+    case .integer(let value): self = Double(value)
+    default: return nil
+    }
+  }
+
+  /// `.double(self)`.
+  public var propertyList: PropertyListValue? { .double(self) }
+}
+
+extension String: SyncValue {
+  /// A string.
+  public init?(propertyList: PropertyListValue) {
+    guard case .string(let value) = propertyList else { return nil }
+    self = value
+  }
+
+  /// `.string(self)`.
+  public var propertyList: PropertyListValue? { .string(self) }
+}
+
+extension Date: SyncValue {
+  /// A date. (On Linux, Foundation persists dates to the whole second.)
+  public init?(propertyList: PropertyListValue) {
+    guard case .date(let value) = propertyList else { return nil }
+    self = value
+  }
+
+  /// `.date(self)`.
+  public var propertyList: PropertyListValue? { .date(self) }
+}
+
+extension Data: SyncValue {
+  /// Raw bytes.
+  public init?(propertyList: PropertyListValue) {
+    guard case .data(let value) = propertyList else { return nil }
+    self = value
+  }
+
+  /// `.data(self)`.
+  public var propertyList: PropertyListValue? { .data(self) }
+}

@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// Typed keys on real suites across two devices, in the Apple-faithful world.
+struct TypedKeyTests {
+  /// Sets `key` on `from`, waits for its push, delivers, and returns what `to` reads.
+  private func carry<Value>(
+    _ key: SyncKey<Value>, _ value: Value, from: TestDevice, to: TestDevice, in harness: Harness
+  )
+    -> Value
+  {
+    from.coordinator[key] = value
+    from.settle()
+    harness.cloud.deliver()
+    return to.coordinator[key]
+  }
+
+  @Test func everyValueKindReachesTheOtherDeviceAndReadsBackThroughUserDefaults() throws {
+    let harness = Harness()
+    let names = [
+      Keys.theme.name, Keys.flag.name, Keys.count.name, Keys.size.name, Keys.opened.name, Keys.blob.name,
+      Keys.tags.name, Keys.scores.name, Keys.nickname.name, Keys.layout.name, Keys.mode.name, Keys.density.name,
+    ]
+    let a = harness.device("A")
+    let b = harness.device("B", monitored: names)
+    let plain = b.defaults
+    let opened = Date(timeIntervalSince1970: 1_700_000_000)
+    let layout = Layout(columns: 3, title: "Home", pinned: ["inbox"], updated: opened)
+
+    #expect(carry(Keys.theme, "dusk", from: a, to: b, in: harness) == "dusk")
+    #expect(plain.string(forKey: "theme") == "dusk")
+    #expect(carry(Keys.flag, true, from: a, to: b, in: harness) == true)
+    #expect(plain.bool(forKey: "flag"))
+    #expect(carry(Keys.count, 42, from: a, to: b, in: harness) == 42)
+    #expect(plain.integer(forKey: "count") == 42)
+    #expect(carry(Keys.size, 17.5, from: a, to: b, in: harness) == 17.5)
+    #expect(plain.double(forKey: "size") == 17.5)
+    #expect(carry(Keys.opened, opened, from: a, to: b, in: harness) == opened)
+    #expect(plain.object(forKey: "opened") as? Date == opened)
+    #expect(carry(Keys.blob, Data([0, 1, 2]), from: a, to: b, in: harness) == Data([0, 1, 2]))
+    #expect(plain.data(forKey: "blob") == Data([0, 1, 2]))
+    #expect(carry(Keys.tags, ["a", "b"], from: a, to: b, in: harness) == ["a", "b"])
+    #expect(plain.stringArray(forKey: "tags") == ["a", "b"])
+    #expect(carry(Keys.scores, ["ann": 3], from: a, to: b, in: harness) == ["ann": 3])
+    #expect(b.value("scores") == .dictionary(["ann": .integer(3)]))
+    #expect(carry(Keys.nickname, "kit", from: a, to: b, in: harness) == "kit")
+    #expect(plain.string(forKey: "nickname") == "kit")
+    #expect(carry(Keys.layout, layout, from: a, to: b, in: harness) == layout)
+    #expect(b.value("layout").flatMap(Layout.init(propertyList:)) == layout)
+    #expect(carry(Keys.mode, .dusk, from: a, to: b, in: harness) == .dusk)
+    #expect(plain.string(forKey: "mode") == "dusk")
+    #expect(carry(Keys.density, .compact, from: a, to: b, in: harness) == .compact)
+    #expect(plain.integer(forKey: "density") == 1)
+  }
+
+  @Test func readsComeFromThePersistentDomainElseTheDefault() {
+    let harness = Harness()
+    let a = harness.device("A")
+    #expect(a.coordinator[Keys.theme] == "light")
+    a.defaults.register(defaults: ["count": 99])
+    defer { a.defaults.register(defaults: ["count": 7]) }
+    #expect(a.coordinator[Keys.count] == 7, "a registered default is not a stored value")
+    a.set(.integer(5), "count")
+    #expect(a.coordinator[Keys.count] == 5, "a value written through plain UserDefaults reads typed")
+  }
+
+  @Test func aStoredValueOfAnotherTypeReadsAsTheDefault() {
+    let harness = Harness()
+    let a = harness.device("A")
+    a.set(.string("seven"), "count")
+    a.set(.string("sepia"), "mode")
+    a.set(.dictionary(["columns": .string("many")]), "layout")
+    #expect(a.coordinator[Keys.count] == 7)
+    #expect(a.coordinator[Keys.mode] == .light)
+    #expect(a.coordinator[Keys.layout] == Keys.layout.defaultValue)
+    #expect(a.value("count") == .string("seven"), "the stored value stays until a write replaces it")
+  }
+
+  @Test func settingNilOnAnOptionalKeyDeletesItOnEveryDevice() throws {
+    let harness = Harness()
+    let a = harness.device("A")
+    let b = harness.device("B", monitored: ["nickname"])
+    #expect(carry(Keys.nickname, "kit", from: a, to: b, in: harness) == "kit")
+
+    #expect(carry(Keys.nickname, nil, from: a, to: b, in: harness) == nil)
+    #expect(b.defaults.object(forKey: "nickname") == nil)
+    let record = try #require(a.record("nickname"))
+    if case .deleted = record.content {} else { Issue.record("expected a tombstone, got \(record.content)") }
+  }
+
+  @Test func removeValueDeletesOnEveryDeviceAndReadsTheDefault() {
+    let harness = Harness()
+    let a = harness.device("A")
+    let b = harness.device("B", monitored: ["theme"])
+    #expect(carry(Keys.theme, "dusk", from: a, to: b, in: harness) == "dusk")
+    a.coordinator.removeValue(for: Keys.theme)
+    #expect(a.coordinator[Keys.theme] == "light")
+    a.settle()
+    harness.cloud.deliver()
+    #expect(b.value("theme") == nil)
+    #expect(b.coordinator[Keys.theme] == "light")
+  }
+
+  @Test func aTypedKeyIsMonitoredFromItsFirstUseAndCarriesItsMergeStrategy() {
+    let harness = Harness()
+    let a = harness.device("A")
+    let best = SyncKey<Int>("best", default: 0, merge: .max)
+    a.coordinator.removeKeysFromBeingMonitored(keys: ["best"])
+    _ = a.coordinator[best]
+    #expect(a.coordinator.monitoredKeys.contains("best"))
+    if case .max? = a.coordinator.configuration.mergeStrategies["best"] {} else { Issue.record("strategy not set") }
+    _ = a.coordinator[Keys.theme]
+    #expect(a.coordinator.configuration.mergeStrategies["theme"] == nil, "last-writer-wins is not written down")
+  }
+
+  @Test func aTypedSetMadeDuringAnOperationIsStillPushed() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["count", "theme"])
+    let b = harness.device("B", monitored: ["count", "theme"])
+    #expect(carry(Keys.count, 1, from: a, to: b, in: harness) == 1)
+    let coordinator = b.coordinator
+    // While B's inbound event decides its pull of `count`, the app sets two typed keys
+    // from inside the operation: one the pull is about, one it is not.
+    coordinator.testHooks.withLock { hooks in
+      hooks.beforePullWrite = { [weak coordinator] key in
+        guard key == "count", let coordinator else { return }
+        coordinator[Keys.count] = 100
+        coordinator[Keys.theme] = "during"
+      }
+    }
+    a.coordinator[Keys.count] = 2
+    a.settle()
+    harness.cloud.deliver()
+    b.settle()
+    harness.cloud.deliver()
+
+    for device in [a, b] {
+      #expect(device.coordinator[Keys.count] == 100, "\(device.name): the pull did not overwrite the typed set")
+      #expect(device.coordinator[Keys.theme] == "during", "\(device.name): the set was pushed")
+    }
+  }
+
+  @Test func aTypedSetOnADeviceWithNoHistoryOfTheKeyWinsOverTheCloudsEarlierValue() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    let b = harness.device("B")
+    a.coordinator[Keys.theme] = "dusk"
+    a.settle()
+    harness.cloud.deliver()  // B does not follow theme yet: it has no history of it
+
+    b.coordinator[Keys.theme] = "mine"
+    b.settle()
+    harness.cloud.deliver()
+
+    #expect(a.coordinator[Keys.theme] == "mine")
+    #expect(b.coordinator[Keys.theme] == "mine")
+  }
+
+  @Test func aTypedSetMadeBeforeTheInitialDownloadLosesToTheCloud() {
+    let harness = Harness()
+    let a = harness.device("A")
+    a.coordinator[Keys.theme] = "dusk"
+    a.settle()
+    harness.cloud.upload()
+    let b = harness.device("B", initiallyDownloaded: false)
+    b.coordinator[Keys.theme] = "first launch"
+    b.settle()
+    harness.cloud.upload()
+    harness.cloud.download(to: "B")  // the initial download
+
+    #expect(b.coordinator[Keys.theme] == "dusk")
+    #expect(
+      harness.cloud.serverValues["theme"].map { RemoteState(storeValue: $0) } == a.record("theme").map { .record($0) })
+  }
+
+  /// The pull writes the key after the typed set: the push reads it again instead of
+  /// sending the set's value over the pulled one.
+  @Test func anInboundChangeArrivingBeforeThePushWinsUnderLastWriterWins() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    let b = harness.device("B", monitored: ["theme"])
+    #expect(carry(Keys.theme, "base", from: a, to: b, in: harness) == "base")
+    b.coordinator[Keys.theme] = "from B"
+    b.settle()
+    harness.cloud.upload()
+
+    a.coordinator.localEditQueue.suspend()  // A's push has not run yet
+    a.coordinator[Keys.theme] = "from A"
+    harness.cloud.download(to: "A")  // B's change arrives first: a conflict, remote wins
+    #expect(a.coordinator[Keys.theme] == "from B")
+    a.coordinator.localEditQueue.resume()
+    a.settle()
+    harness.cloud.deliver()
+
+    #expect(a.coordinator[Keys.theme] == "from B")
+    #expect(b.coordinator[Keys.theme] == "from B")
+    #expect(a.record("theme")?.content == .value(.string("from B")), "A pushed nothing over the pulled value")
+  }
+}

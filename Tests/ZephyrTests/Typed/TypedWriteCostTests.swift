@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// A `UserDefaults` that announces its writes as Apple's does (synchronously, on the
+/// writing thread) and counts the calls that read the whole persistent domain.
+private final class CountingDefaults: UserDefaults {
+  let domainReads = Locked(0)
+
+  override func persistentDomain(forName domainName: String) -> [String: Any]? {
+    domainReads.withLock { $0 += 1 }
+    return super.persistentDomain(forName: domainName)
+  }
+
+  override func dictionaryRepresentation() -> [String: Any] {
+    domainReads.withLock { $0 += 1 }
+    return super.dictionaryRepresentation()
+  }
+
+  override func set(_ value: Any?, forKey defaultName: String) {
+    super.set(value, forKey: defaultName)
+    NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+  }
+
+  override func removeObject(forKey defaultName: String) {
+    super.removeObject(forKey: defaultName)
+    NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+  }
+}
+
+/// What a typed set costs: one store write, one `synchronize()` per batch, and no read of
+/// the domain, however many keys are synced.
+struct TypedWriteCostTests {
+  /// A device with `count` other keys synced and monitored, on a counting suite.
+  private struct Setup {
+    let defaults: CountingDefaults
+    let suiteName: String
+    let store: SimulatedDevice
+    let coordinator: SyncCoordinator
+    let ledgers: URL
+
+    init(otherKeys count: Int) throws {
+      suiteName = "zephyr-tests.typed-cost.\(UUID().uuidString.prefix(8))"
+      defaults = try #require(CountingDefaults(suiteName: suiteName))
+      ledgers = FileManager.default.temporaryDirectory.appendingPathComponent(suiteName)
+      store = SimulatedCloud(delivery: .callingThread).device("A", initiallyDownloaded: true)
+      coordinator = SyncCoordinator(
+        defaults: defaults, suiteName: suiteName, store: store,
+        configuration: SyncConfiguration(deviceID: "A", logHandler: { _ in }, ledgerDirectory: ledgers))
+      let others = (0..<count).map { "other.\($0)" }
+      for (index, key) in others.enumerated() { defaults.set(index, forKey: key) }
+      coordinator.waitForPendingLocalEdits()
+      coordinator.addKeysToBeMonitored(keys: others)
+      coordinator.sync()
+    }
+
+    func tearDown() {
+      defaults.removePersistentDomain(forName: suiteName)
+      try? FileManager.default.removeItem(at: ledgers)
+    }
+  }
+
+  @Test func aTypedSetWritesOneRecordAndReadsNoDomainWithAThousandOtherKeys() throws {
+    let setup = try Setup(otherKeys: 1_000)
+    defer { setup.tearDown() }
+    let before = setup.store.statistics
+    setup.defaults.domainReads.withLock { $0 = 0 }
+
+    setup.coordinator[Keys.theme] = "dark"
+    setup.coordinator.waitForPendingLocalEdits()
+
+    #expect(setup.store.statistics.writes - before.writes == 1)
+    #expect(setup.store.statistics.synchronizeCalls - before.synchronizeCalls == 1)
+    #expect(setup.defaults.domainReads.withLock { $0 } == 0, "the typed set read the whole domain")
+    guard case .record(let record) = RemoteState(storeValue: setup.store.value(forKey: "theme")) else {
+      Issue.record("no record for theme")
+      return
+    }
+    #expect(record.content == .value(.string("dark")))
+  }
+
+  @Test func setsInARowArePushedAsOneBatchWithOneSynchronize() throws {
+    let setup = try Setup(otherKeys: 10)
+    defer { setup.tearDown() }
+    let before = setup.store.statistics
+    // The local-edit queue is busy (suspended) while the app makes four sets.
+    setup.coordinator.localEditQueue.suspend()
+    setup.coordinator[Keys.theme] = "dark"
+    setup.coordinator[Keys.count] = 1
+    setup.coordinator[Keys.count] = 2
+    setup.coordinator[Keys.flag] = true
+    setup.coordinator.localEditQueue.resume()
+    setup.coordinator.waitForPendingLocalEdits()
+
+    #expect(setup.store.statistics.writes - before.writes == 3, "one record per key, the last value of each")
+    #expect(setup.store.statistics.synchronizeCalls - before.synchronizeCalls == 1)
+    #expect(
+      setup.store.value(forKey: "count").map { RemoteState(storeValue: $0) }
+        == .record(SyncRecord(generation: 1, origin: "A", content: .value(.integer(2)))))
+  }
+
+  @Test func aTypedSetIsNotTakenForAnUnknownEdit() throws {
+    let setup = try Setup(otherKeys: 10)
+    defer { setup.tearDown() }
+    setup.defaults.domainReads.withLock { $0 = 0 }
+    setup.coordinator[Keys.theme] = "dark"
+    setup.coordinator.waitForPendingLocalEdits()
+    #expect(setup.defaults.domainReads.withLock { $0 } == 0)
+
+    // A plain write through the same instance names no key: that one is diffed.
+    setup.defaults.set("plain", forKey: "other.3")
+    setup.coordinator.waitForPendingLocalEdits()
+    #expect(setup.defaults.domainReads.withLock { $0 } == 1)
+  }
+}
