@@ -49,9 +49,10 @@ public struct SyncConfiguration: Sendable {
   /// Decides conflicts (both sides changed a key to different values). When `nil`,
   /// `sync()` keeps the local value and an inbound store event takes the remote one.
   ///
-  /// When set, it decides every conflict, in `sync()` and in inbound events alike; return
-  /// ``ConflictResolution/usePolicy`` for keys it does not handle. It runs while the
-  /// coordinator holds its lock: keep it pure and fast.
+  /// When set, it decides every conflict of a key merged last-writer-wins, in `sync()` and
+  /// in inbound events alike; return ``ConflictResolution/usePolicy`` for keys it does not
+  /// handle. A key with another ``mergeStrategies`` entry is merged by that strategy
+  /// first. It runs on the operation's thread with no lock held; keep it pure and fast.
   ///
   /// ```swift
   /// configuration.conflictResolver = { conflict in
@@ -67,7 +68,8 @@ public struct SyncConfiguration: Sendable {
 
   /// How each key merges when both sides changed it, by key. A key not listed uses
   /// ``MergeStrategy/lastWriterWins``. A typed key's `merge:` adds its entry here when
-  /// the key is first used with a coordinator.
+  /// the key is first used with a coordinator (an entry set here wins); list a key here
+  /// to have its strategy from launch. Every device should give a key the same strategy.
   ///
   /// ```swift
   /// configuration.mergeStrategies["favorites"] = .set

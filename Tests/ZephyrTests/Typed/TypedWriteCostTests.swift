@@ -96,9 +96,10 @@ struct TypedWriteCostTests {
 
     #expect(setup.store.statistics.writes - before.writes == 3, "one record per key, the last value of each")
     #expect(setup.store.statistics.synchronizeCalls - before.synchronizeCalls == 1)
+    // One record of the last value, numbered above the other keys' g1 (one Lamport clock).
     #expect(
       setup.store.value(forKey: "count").map { RemoteState(storeValue: $0) }
-        == .record(SyncRecord(generation: 1, origin: "A", content: .value(.integer(2)))))
+        == .record(SyncRecord(generation: 2, origin: "A", content: .value(.integer(2)))))
   }
 
   @Test func aTypedSetIsNotTakenForAnUnknownEdit() throws {
