@@ -10,33 +10,31 @@ struct FacadeTests {
   @Test func everyCallForwardsToTheSharedCoordinator() throws {
     let harness = Harness()
     let a = harness.device("A")
-    let previous = Zephyr.shared
-    Zephyr.shared = a.coordinator
-    defer { Zephyr.shared = previous }
+    SharedFacade.using(a.coordinator) {
+      Zephyr.addKeysToBeMonitored(keys: "theme", "font")
+      Zephyr.addKeysToBeMonitored(keys: ["size"])
+      #expect(Zephyr.shared.monitoredKeys == ["theme", "font", "size"])
+      Zephyr.removeKeysFromBeingMonitored(keys: "font")
+      Zephyr.removeKeysFromBeingMonitored(keys: ["size"])
+      #expect(Zephyr.status.monitoredKeys == ["theme"])
 
-    Zephyr.addKeysToBeMonitored(keys: "theme", "font")
-    Zephyr.addKeysToBeMonitored(keys: ["size"])
-    #expect(Zephyr.shared.monitoredKeys == ["theme", "font", "size"])
-    Zephyr.removeKeysFromBeingMonitored(keys: "font")
-    Zephyr.removeKeysFromBeingMonitored(keys: ["size"])
-    #expect(Zephyr.status.monitoredKeys == ["theme"])
-
-    Zephyr.debugEnabled = false
-    #expect(a.coordinator.configuration.debugEnabled == false)
-    Zephyr.debugEnabled = true
-    Zephyr.syncUbiquitousKeyValueStoreOnChange = false
-    let atLaunch = a.store.statistics.synchronizeCalls  // one, as Apple recommends
-    a.set(.string("dusk"), "theme")
-    a.set(.string("serif"), "font")
-    a.set(.integer(3), "size")
-    Zephyr.sync(keys: "theme")
-    #expect(Set(a.store.cachedValues.keys) == ["theme"])
-    #expect(a.store.statistics.synchronizeCalls == atLaunch)
-    Zephyr.syncUbiquitousKeyValueStoreOnChange = true
-    Zephyr.sync(keys: ["font"])
-    #expect(a.store.statistics.synchronizeCalls == atLaunch + 1)
-    Zephyr.sync()
-    #expect(Set(a.store.cachedValues.keys) == ["theme", "font", "size"])
+      Zephyr.debugEnabled = false
+      #expect(a.coordinator.configuration.debugEnabled == false)
+      Zephyr.debugEnabled = true
+      Zephyr.syncUbiquitousKeyValueStoreOnChange = false
+      let atLaunch = a.store.statistics.synchronizeCalls  // one, as Apple recommends
+      a.set(.string("dusk"), "theme")
+      a.set(.string("serif"), "font")
+      a.set(.integer(3), "size")
+      Zephyr.sync(keys: "theme")
+      #expect(Set(a.store.cachedValues.keys) == ["theme"])
+      #expect(a.store.statistics.synchronizeCalls == atLaunch)
+      Zephyr.syncUbiquitousKeyValueStoreOnChange = true
+      Zephyr.sync(keys: ["font"])
+      #expect(a.store.statistics.synchronizeCalls == atLaunch + 1)
+      Zephyr.sync()
+      #expect(Set(a.store.cachedValues.keys) == ["theme", "font", "size"])
+    }
   }
 
   @Test func standardDomainIsNamedAfterTheBundleOrTheProcess() {
@@ -50,39 +48,39 @@ struct FacadeTests {
     let harness = Harness()
     let a = harness.device("A", monitored: ["theme"])
     let group = harness.device("group")
-    let previous = Zephyr.shared
-    Zephyr.shared = a.coordinator
-    defer { Zephyr.shared = previous }
+    SharedFacade.using(a.coordinator) {
+      Zephyr.setUserDefaultsSuite(to: group.defaults, suiteName: group.suiteName)
+      let replacement = Zephyr.shared
+      #expect(replacement !== a.coordinator)
+      #expect(replacement.domainName == group.suiteName)
+      #expect(replacement.store === a.store)
+      #expect(replacement.monitoredKeys == ["theme"])
+      #expect(replacement.deviceID == "A")
 
-    Zephyr.setUserDefaultsSuite(to: group.defaults, suiteName: group.suiteName)
-    let replacement = Zephyr.shared
-    #expect(replacement !== a.coordinator)
-    #expect(replacement.domainName == group.suiteName)
-    #expect(replacement.store === a.store)
-    #expect(replacement.monitoredKeys == ["theme"])
-    #expect(replacement.deviceID == "A")
-
-    group.set(.string("from the group"), "theme")
-    Zephyr.sync()
-    #expect(a.record("theme")?.content == .value(.string("from the group")))
+      group.set(.string("from the group"), "theme")
+      Zephyr.sync()
+      #expect(a.record("theme")?.content == .value(.string("from the group")))
+    }
   }
 
   @Test func typedKeysForwardToTheSharedCoordinator() async {
     let harness = Harness()
     let a = harness.device("A")
-    let previous = Zephyr.shared
-    Zephyr.shared = a.coordinator
-    defer { Zephyr.shared = previous }
-
-    var changes = Zephyr.changes(of: Keys.theme).makeAsyncIterator()
-    #expect(await changes.next() == "light")
-    Zephyr[Keys.theme] = "dusk"
-    #expect(Zephyr[Keys.theme] == "dusk")
-    #expect(a.defaults.string(forKey: "theme") == "dusk")
-    #expect(await changes.next() == "dusk")
-    Zephyr.removeValue(for: Keys.theme)
-    #expect(Zephyr[Keys.theme] == "light")
-    a.settle()
-    #expect(a.record("theme")?.content.value == nil)
+    // The facade is swapped synchronously; the stream buffers what it yields meanwhile.
+    let changes = SharedFacade.using(a.coordinator) { () -> AsyncStream<String> in
+      let changes = Zephyr.changes(of: Keys.theme)
+      Zephyr[Keys.theme] = "dusk"
+      #expect(Zephyr[Keys.theme] == "dusk")
+      #expect(a.defaults.string(forKey: "theme") == "dusk")
+      Zephyr.removeValue(for: Keys.theme)
+      #expect(Zephyr[Keys.theme] == "light")
+      a.settle()
+      #expect(a.record("theme")?.content.value == nil)
+      return changes
+    }
+    var iterator = changes.makeAsyncIterator()
+    #expect(await iterator.next() == "light")
+    #expect(await iterator.next() == "dusk")
+    #expect(await iterator.next() == "light")
   }
 }

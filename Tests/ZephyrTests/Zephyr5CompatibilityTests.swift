@@ -38,29 +38,27 @@ struct Zephyr5CompatibilityTests {
   @Test func everyZephyr5CallCompilesAndRuns() {
     let harness = Harness()
     let a = harness.device("A")
-    let previous = Zephyr.shared
-    Zephyr.shared = a.coordinator
-    defer { Zephyr.shared = previous }
-    a.set(.string("x"), "a")
-    everyZephyr5Call(a.defaults, a.suiteName)
-    #expect(Zephyr.shared.domainName == a.suiteName)
-    #expect(a.record("a")?.content == .value(.string("x")))
+    SharedFacade.using(a.coordinator) {
+      a.set(.string("x"), "a")
+      everyZephyr5Call(a.defaults, a.suiteName)
+      #expect(Zephyr.shared.domainName == a.suiteName)
+      #expect(a.record("a")?.content == .value(.string("x")))
+    }
   }
 
   /// `sync(keys: [])` reconciles the whole domain, as in 5.0.1 (it did nothing before).
   @Test func anEmptyKeyListSyncsTheWholeDomain() {
     let harness = Harness()
     let a = harness.device("A")
-    let previous = Zephyr.shared
-    Zephyr.shared = a.coordinator
-    defer { Zephyr.shared = previous }
-    a.defaults.set("one", forKey: "first")
-    a.defaults.set(2, forKey: "second")
-    Zephyr.sync(keys: [])
-    #expect(Set(a.store.cachedValues.keys) == ["first", "second"])
-    a.defaults.set("three", forKey: "third")
-    a.coordinator.sync(keys: [String]())
-    #expect(a.record("third")?.content == .value(.string("three")))
+    SharedFacade.using(a.coordinator) {
+      a.defaults.set("one", forKey: "first")
+      a.defaults.set(2, forKey: "second")
+      Zephyr.sync(keys: [])
+      #expect(Set(a.store.cachedValues.keys) == ["first", "second"])
+      a.defaults.set("three", forKey: "third")
+      a.coordinator.sync(keys: [String]())
+      #expect(a.record("third")?.content == .value(.string("three")))
+    }
   }
 
   /// `sync(keys:userDefaults:suiteName:)` switches the suite, then syncs; with no keys,
@@ -69,20 +67,19 @@ struct Zephyr5CompatibilityTests {
     let harness = Harness()
     let a = harness.device("A", monitored: ["theme"])
     let group = harness.device("group")
-    let previous = Zephyr.shared
-    Zephyr.shared = a.coordinator
-    defer { Zephyr.shared = previous }
-    group.defaults.set("grouped", forKey: "theme")
-    group.defaults.set("also", forKey: "other")
+    SharedFacade.using(a.coordinator) {
+      group.defaults.set("grouped", forKey: "theme")
+      group.defaults.set("also", forKey: "other")
 
-    Zephyr.sync(keys: "theme", userDefaults: group.defaults, suiteName: group.suiteName)
-    #expect(Zephyr.shared.domainName == group.suiteName)
-    #expect(a.record("theme")?.content == .value(.string("grouped")))
-    #expect(a.record("other") == nil)
-    let replacement = Zephyr.shared
-    Zephyr.sync(keys: [], userDefaults: group.defaults, suiteName: group.suiteName)
-    #expect(Zephyr.shared === replacement, "the same suite again keeps the coordinator")
-    #expect(a.record("other")?.content == .value(.string("also")))
+      Zephyr.sync(keys: "theme", userDefaults: group.defaults, suiteName: group.suiteName)
+      #expect(Zephyr.shared.domainName == group.suiteName)
+      #expect(a.record("theme")?.content == .value(.string("grouped")))
+      #expect(a.record("other") == nil)
+      let replacement = Zephyr.shared
+      Zephyr.sync(keys: [], userDefaults: group.defaults, suiteName: group.suiteName)
+      #expect(Zephyr.shared === replacement, "the same suite again keeps the coordinator")
+      #expect(a.record("other")?.content == .value(.string("also")))
+    }
   }
 
   /// Zephyr 5 allowed `setUserDefaultsSuite(to:)` without a name. The suite cannot be
@@ -92,21 +89,20 @@ struct Zephyr5CompatibilityTests {
     let harness = Harness()
     let a = harness.device("A")
     let unnamed = harness.device("unnamed")
-    let previous = Zephyr.shared
-    Zephyr.shared = a.coordinator
-    defer { Zephyr.shared = previous }
-    harness.cloud.setServerValue(.string("from the cloud"), forKey: "pulled")
-    harness.cloud.download(to: "A", notify: false)
-    unnamed.defaults.set("mine", forKey: "watched")
-    unnamed.defaults.set("never listed", forKey: "unwatched")
+    SharedFacade.using(a.coordinator) {
+      harness.cloud.setServerValue(.string("from the cloud"), forKey: "pulled")
+      harness.cloud.download(to: "A", notify: false)
+      unnamed.defaults.set("mine", forKey: "watched")
+      unnamed.defaults.set("never listed", forKey: "unwatched")
 
-    Zephyr.setUserDefaultsSuite(to: unnamed.defaults)
-    #expect(Zephyr.shared.domainName == UserDefaultsDomain.unnamedSuiteName)
-    #expect(Zephyr.status.notes.contains { $0.contains("suite given without its name") })
-    Zephyr.addKeysToBeMonitored(keys: "watched")
-    Zephyr.sync()
-    #expect(a.record("watched")?.content == .value(.string("mine")))
-    #expect(a.record("unwatched") == nil)
-    #expect(unnamed.defaults.string(forKey: "pulled") == "from the cloud")
+      Zephyr.setUserDefaultsSuite(to: unnamed.defaults)
+      #expect(Zephyr.shared.domainName == UserDefaultsDomain.unnamedSuiteName)
+      #expect(Zephyr.status.notes.contains { $0.contains("suite given without its name") })
+      Zephyr.addKeysToBeMonitored(keys: "watched")
+      Zephyr.sync()
+      #expect(a.record("watched")?.content == .value(.string("mine")))
+      #expect(a.record("unwatched") == nil)
+      #expect(unnamed.defaults.string(forKey: "pulled") == "from the cloud")
+    }
   }
 }
