@@ -189,9 +189,10 @@ enum Reconciler {
     guard let ledger else {
       if local == nil { return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer) }
       if sameState { return .adopt(stamp: record.stamp) }
-      // A strategy merges a never-synced value with the cloud's instead of dropping it.
+      // A strategy merges a never-synced value with the cloud's instead of dropping it
+      // (where the two collide, as entries of one dictionary, the cloud's history wins).
       if let merged = merge(
-        key: key, local: local, record: record, base: nil, ledger: nil, strategy: strategy, policy: policy,
+        key: key, local: local, record: record, base: nil, ledger: nil, strategy: strategy, policy: .preferRemote,
         floor: floor)
       {
         return merged
