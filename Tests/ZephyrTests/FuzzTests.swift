@@ -101,6 +101,13 @@ struct FuzzTests {
       // Valid: pulled when newer than the ledger, otherwise A pushes its state again.
       #expect(after == before || after == value, "\(context)")
       #expect(refusal == nil, "\(context)")
+    case .recordOrMalformed(let value):
+      if case .malformedRecord? = refusal {
+        #expect(after == before, "a malformed record changed the local value: \(context)")
+      } else {
+        #expect(after == before || after == value, "\(context)")
+        #expect(refusal == nil, "\(context)")
+      }
     }
     #expect(a.store.statistics.keyLengthExceptions == 0)
     return true
@@ -116,7 +123,7 @@ struct FuzzTests {
         case .foreign: "foreign"
         case .malformed: "malformed"
         case .unsupported: "unsupported"
-        case .record(let value): value == nil ? "tombstone" : "record"
+        case .record(let value), .recordOrMalformed(let value): value == nil ? "tombstone" : "record"
         }
       kinds[kind, default: 0] += 1
     }

@@ -15,8 +15,21 @@ struct LedgerTests {
     ledger["favorites"] = LedgerEntry(
       generation: 3, agreed: .value(Fingerprint(rawValue: 9)), origin: "a",
       memory: MergeMemory(
-        agreed: .array([.string("home")]), base: Stamp(generation: 2, origin: "b"), baseValue: .array([]),
-        ownStates: [MergeMemory.OwnState(stamp: Stamp(generation: 3, origin: "a"), value: nil)]))
+        versions: VersionVector(["a": 3, "b": 2, "c": 1]), record: VersionVector(["a": 3, "b": 2]),
+        data: .elements([PropertyListValue.string("home").fingerprint: [Stamp(generation: 2, origin: "b")]])))
+    ledger["score"] = LedgerEntry(
+      generation: 4, agreed: .value(Fingerprint(rawValue: 11)), origin: "a",
+      memory: MergeMemory(
+        versions: VersionVector(["a": 4, "b": 3]), record: VersionVector(["a": 4, "b": 3]),
+        data: .siblings([
+          .init(stamp: Stamp(generation: 3, origin: "b"), value: .integer(7)),
+          .init(stamp: Stamp(generation: 4, origin: "a"), value: nil),
+        ])))
+    ledger["map"] = LedgerEntry(
+      generation: 5, agreed: .value(Fingerprint(rawValue: 12)), origin: "a",
+      memory: MergeMemory(
+        versions: VersionVector(["a": 5]), record: VersionVector(["a": 5]),
+        data: .entries(["x": [.init(stamp: Stamp(generation: 5, origin: "a"), value: .integer(3))]])))
     return ledger
   }
 
@@ -33,7 +46,7 @@ struct LedgerTests {
     for (key, entry) in changes { ledger[key] = entry }
     let decoded = try LedgerCodec.decode(data)
     #expect(decoded.ledger == ledger)
-    #expect(decoded.records == 7)
+    #expect(decoded.records == 9)
     #expect(!decoded.damagedTail)
   }
 

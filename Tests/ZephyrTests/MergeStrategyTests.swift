@@ -8,11 +8,32 @@ import ZephyrTesting
 struct MergeStrategyTests {
   private func strings(_ items: String...) -> PropertyListValue { .array(items.map { .string($0) }) }
 
-  private func resolve(
-    _ strategy: MergeStrategy, _ local: PropertyListValue?, _ remote: PropertyListValue?,
-    base: PropertyListValue? = nil, policy: MismatchPolicy = .preferLocal
-  ) -> ConflictResolution {
-    strategy.resolve(Conflict(key: "k", local: local, remote: remote), base: base, policy: policy)
+  private func resolve(_ strategy: MergeStrategy, _ local: PropertyListValue?, _ remote: PropertyListValue?)
+    -> ConflictResolution
+  {
+    strategy.resolve(Conflict(key: "k", local: local, remote: remote))
+  }
+
+  private func stamp(_ origin: String, _ generation: UInt64) -> Stamp { Stamp(generation: generation, origin: origin) }
+
+  /// A state `origin` wrote at `generation` holding `value`, having seen `seen` (and with
+  /// `parts`: elements or entries of an earlier write, by their stamps).
+  private func state(
+    _ strategy: MergeStrategy, _ value: PropertyListValue?, by origin: String, at generation: UInt64,
+    seen: [String: UInt64] = [:], parts: [Stamp] = []
+  ) -> MergeState {
+    var versions = VersionVector(seen)
+    versions.include(stamp(origin, generation))
+    let own = stamp(origin, generation)
+    var data = MergeData.implied(by: own, value: value, strategy: strategy)
+    if case .elements = data, let items = value?.arrayItems {
+      var elements: [Fingerprint: [Stamp]] = [:]
+      for (index, item) in items.enumerated() {
+        elements[item.fingerprint] = [index < parts.count ? parts[index] : own]
+      }
+      data = .elements(elements)
+    }
+    return MergeState(value: value, versions: versions, data: data, stamp: own)
   }
 
   // MARK: Pure
@@ -23,7 +44,7 @@ struct MergeStrategyTests {
     #expect(resolve(.min, .integer(3), .integer(7)) == .keepLocal)
     #expect(resolve(.max, .date(Date(timeIntervalSince1970: 5)), .date(Date(timeIntervalSince1970: 4))) == .keepLocal)
     #expect(resolve(.min, .string("b"), .string("a")) == .keepRemote)
-    // Not comparable, or a delete: last-writer-wins decides.
+    // Not comparable, or a delete: the later write decides.
     #expect(resolve(.max, .string("3"), .integer(7)) == .usePolicy)
     #expect(resolve(.max, nil, .integer(7)) == .usePolicy)
   }
@@ -35,35 +56,77 @@ struct MergeStrategyTests {
     #expect(Set([onA, onB].map { "\($0)" }) == ["keepLocal", "keepRemote"])
   }
 
+  /// Concurrent siblings resolve alike on both sides, and a sibling the other side saw
+  /// and replaced is gone.
+  @Test func maxMergesSiblings() {
+    let a = state(.max, .integer(30), by: "A", at: 2, seen: ["C": 1])
+    let b = state(.max, .integer(20), by: "B", at: 2, seen: ["C": 1])
+    let ab = MergeStrategy.max.merge(key: "k", a, b)
+    let ba = MergeStrategy.max.merge(key: "k", b, a)
+    #expect(ab.value == .integer(30))
+    #expect(ab.data == ba.data && ab.value == ba.value)
+    // B lowers its own score after seeing only its own: A's 30 stays, B's 20 is gone.
+    let lowered = state(.max, .integer(5), by: "B", at: 3, seen: ["B": 2, "C": 1])
+    let merged = MergeStrategy.max.merge(
+      key: "k",
+      MergeState(value: ab.value, versions: a.versions.joined(with: b.versions), data: ab.data, stamp: stamp("A", 4)),
+      lowered)
+    #expect(merged.value == .integer(30))
+    #expect(
+      merged.data
+        == .siblings([
+          .init(stamp: stamp("A", 2), value: .integer(30)), .init(stamp: stamp("B", 3), value: .integer(5)),
+        ]))
+  }
+
   @Test func unionKeepsEveryElementOnce() {
-    #expect(resolve(.union, strings("a", "b"), strings("b", "c")) == .merged(strings("a", "b", "c")))
-    #expect(resolve(.union, strings("a"), strings("a", "b")) == .keepRemote)
-    #expect(resolve(.union, strings("a", "b"), strings("b")) == .keepLocal)
+    let a = state(.union, strings("a", "b"), by: "A", at: 2)
+    let b = state(.union, strings("b", "c"), by: "B", at: 3)
+    #expect(MergeStrategy.union.merge(key: "k", a, b).value == strings("b", "c", "a"))
+    #expect(MergeStrategy.union.merge(key: "k", b, a).value == strings("b", "c", "a"), "the later state's order first")
   }
 
+  /// An element one side lacks is removed when that side saw the write that added it,
+  /// kept when it did not: adds and removes of both sides survive.
   @Test func setKeepsAddsAndRemovesOfBothSides() {
-    let base = strings("a", "b", "c")
-    // Local removed b and added d; remote removed c and added e.
-    let merged = resolve(.set, strings("a", "c", "d"), strings("a", "b", "e"), base: base)
-    #expect(merged == .merged(strings("a", "d", "e")))
-    // Without a base every element survives.
-    #expect(resolve(.set, strings("a"), strings("b")) == .merged(strings("a", "b")))
-    // The same elements in another order are one set: both devices keep the same array.
-    let onA = resolve(.set, strings("a", "b"), strings("b", "a"), base: base)
-    let onB = resolve(.set, strings("b", "a"), strings("a", "b"), base: base)
-    #expect(Set(["\(onA)", "\(onB)"]) == ["keepLocal", "keepRemote"])
+    let base = [stamp("O", 1), stamp("O", 1), stamp("O", 1)]
+    // Both saw O's {a, b, c}; A removed b and added d; B removed c and added e.
+    let a = state(.set, strings("a", "c", "d"), by: "A", at: 2, seen: ["O": 1], parts: [base[0], base[2]])
+    let b = state(.set, strings("a", "b", "e"), by: "B", at: 2, seen: ["O": 1], parts: [base[0], base[1]])
+    #expect(
+      Set(MergeStrategy.set.merge(key: "k", a, b).value?.arrayItems ?? [])
+        == Set(strings("a", "d", "e").arrayItems ?? []))
+    // Without a shared write every element survives.
+    let x = state(.set, strings("a"), by: "X", at: 1)
+    let y = state(.set, strings("b"), by: "Y", at: 1)
+    #expect(
+      Set(MergeStrategy.set.merge(key: "k", x, y).value?.arrayItems ?? []) == Set(strings("a", "b").arrayItems ?? []))
+    // A delete removes what its device saw; a concurrent add stays.
+    let cleared = MergeState(
+      value: nil, versions: VersionVector(["O": 1, "A": 3]), data: .elements([:]), stamp: stamp("A", 3))
+    #expect(MergeStrategy.set.merge(key: "k", cleared, b).value == strings("e"))
+    #expect(MergeStrategy.set.merge(key: "k", cleared, state(.set, strings("a"), by: "O", at: 1)).value == nil)
   }
 
+  /// Per entry: the side that saw the other's write changed it after; concurrent changes
+  /// go to the later write; a removal by a side that saw the entry sticks.
   @Test func dictionaryMergesPerEntry() {
-    let base: PropertyListValue = .dictionary(["x": .integer(1), "y": .integer(1), "z": .integer(1)])
-    let local: PropertyListValue = .dictionary(["x": .integer(2), "y": .integer(1), "w": .integer(5)])  // z removed
-    let remote: PropertyListValue = .dictionary(["x": .integer(3), "y": .integer(4), "z": .integer(1)])
-    #expect(
-      resolve(.dictionary, local, remote, base: base, policy: .preferLocal)
-        == .merged(.dictionary(["x": .integer(2), "y": .integer(4), "w": .integer(5)])))
-    #expect(
-      resolve(.dictionary, local, remote, base: base, policy: .preferRemote)
-        == .merged(.dictionary(["x": .integer(3), "y": .integer(4), "w": .integer(5)])))
+    let o = stamp("O", 1)
+    func entries(_ values: [String: (Int64, Stamp)]) -> MergeData {
+      .entries(values.mapValues { [MergeData.Sibling(stamp: $0.1, value: .integer($0.0))] })
+    }
+    // Both saw O's {x: 1, y: 1, z: 1}.
+    let a = MergeState(
+      value: .dictionary(["x": .integer(2), "y": .integer(1), "w": .integer(5)]),
+      versions: VersionVector(["O": 1, "A": 2]),
+      data: entries(["x": (2, stamp("A", 2)), "y": (1, o), "w": (5, stamp("A", 2))]), stamp: stamp("A", 2))
+    let b = MergeState(
+      value: .dictionary(["x": .integer(3), "y": .integer(4), "z": .integer(1)]),
+      versions: VersionVector(["O": 1, "B": 3]),
+      data: entries(["x": (3, stamp("B", 3)), "y": (4, stamp("B", 3)), "z": (1, o)]), stamp: stamp("B", 3))
+    let expected: PropertyListValue = .dictionary(["x": .integer(3), "y": .integer(4), "w": .integer(5)])
+    #expect(MergeStrategy.dictionary.merge(key: "k", a, b).value == expected)
+    #expect(MergeStrategy.dictionary.merge(key: "k", b, a).value == expected)
   }
 
   @Test func customRunsYourRule() {
@@ -167,8 +230,12 @@ struct MergeStrategyTests {
     harness.round()
     b.restart()
     let memory = b.coordinator.state.withLock { $0.ledger["favorites"]?.memory }
-    #expect(memory?.agreed == strings("home", "work"))
-    #expect(memory?.baseValue == strings("home", "work"))
+    #expect(memory?.versions == b.record("favorites")?.versions)
+    if case .elements(let elements)? = memory?.data {
+      #expect(elements.count == 2)
+    } else {
+      Issue.record("no element stamps remembered")
+    }
     b.set(strings("home"), "favorites")
     a.set(strings("home", "work", "gym"), "favorites")
     harness.cloud.upload(from: "A")

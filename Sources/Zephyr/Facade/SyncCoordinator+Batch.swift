@@ -6,17 +6,19 @@ import Foundation
 /// (under the lock).
 extension SyncCoordinator {
   /// Reconciles `keys` from the given snapshots; returns the keys written to the store.
+  /// With `mergesWithoutHistory` off, a key merged by a strategy that has no history
+  /// takes the store's state as a last-writer-wins key would.
   @discardableResult
   func reconcile(
     _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
-    policy: MismatchPolicy, _ effects: inout OperationEffects
+    policy: MismatchPolicy, mergesWithoutHistory: Bool = true, _ effects: inout OperationEffects
   ) -> Set<String> {
     guard !keys.isEmpty else { return [] }
     // Another process on a shared suite may have agreed on a later state of a key.
     let sharing = sharesSuite
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     // A pull written ahead before a crash is settled against the local value first.
-    let (entries, resolver, ownOrigin, clock, strategies) = state.withLock { state in
+    let (entries, resolver, ownOrigin, clock, strategies, deviceID) = state.withLock { state in
       var entries: [String: LedgerEntry] = [:]
       for key in keys {
         if let entry = state.ledger[key], entry.pendingPull != nil {
@@ -29,7 +31,7 @@ extension SyncCoordinator {
       }
       return (
         entries, state.configuration.conflictResolver, state.ledgerMayBeStale ? state.deviceID : nil,
-        state.ledger.clock, state.configuration.mergeStrategies
+        state.ledger.clock, state.configuration.mergeStrategies, state.deviceID
       )
     }
 
@@ -46,7 +48,9 @@ extension SyncCoordinator {
     for key in keys {
       decisions[key] = Reconciler.decide(
         key: key, local: local[key], storeValue: remote[key], ledger: entries[key], policy: policy,
-        resolver: resolver, ownOrigin: ownOrigin, clock: clock, strategy: strategies[key] ?? .lastWriterWins)
+        resolver: resolver, ownOrigin: ownOrigin, clock: clock,
+        strategy: mergesWithoutHistory || entries[key] != nil ? strategies[key] ?? .lastWriterWins : .lastWriterWins,
+        deviceID: deviceID)
     }
     if callsOut {
       state.withLock { state in
@@ -111,9 +115,9 @@ extension SyncCoordinator {
         written.insert(key)
         effects.storeWritten = true
         if let merged {
-          guard writeLocally(key, merged) else { continue }
+          guard writeLocally(key, merged.value) else { continue }
           effects.changedKeys.insert(key)
-          if effects.observed.contains(key) { effects.values[key] = .some(merged) }
+          if effects.observed.contains(key) { effects.values[key] = .some(merged.value) }
         }
       case .local(let key, let content):
         guard writeLocally(key, content.value) else { continue }

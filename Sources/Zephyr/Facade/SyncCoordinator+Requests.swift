@@ -81,7 +81,11 @@ extension SyncCoordinator {
     let agreed = ledgerEntries(of: keys)
     let local = domain.values(forKeys: keys) { key, value in agreed[key]?.agrees(with: value) ?? false }
     verifyEpoch(local.epoch)
-    reconcile(keys, local: local.values, remote: storeValues(keys), policy: .preferRemote, &effects)
+    // After an account change a strategy does not merge this device's values into the new
+    // account's: those are the other account's data, and the new account's values win.
+    reconcile(
+      keys, local: local.values, remote: storeValues(keys), policy: .preferRemote,
+      mergesWithoutHistory: change.reason != .accountChange, &effects)
   }
 
   /// Pushes local edits: the typed writes made since the last push, and, when a

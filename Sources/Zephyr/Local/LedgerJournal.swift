@@ -2,7 +2,8 @@ import Foundation
 
 /// What of the in-memory ledger has not reached the ledger file yet, and how to save it:
 /// by appending the changed entries (the journal), or by rewriting the file (a snapshot)
-/// when it is new, was reset, or has grown to more than twice its entries.
+/// when it is new, was reset, or has grown to more than twice its entries (or by more
+/// than ``maximumAppendedMemoryBytes`` of remembered merge values).
 struct LedgerJournal: Sendable {
   /// Entries changed since the last save (`nil`: removed).
   var changes: [String: LedgerEntry?] = [:]
@@ -12,6 +13,10 @@ struct LedgerJournal: Sendable {
   var needsSnapshot = false
   /// Records in the file, to tell when appending has gone on long enough.
   var records = 0
+  /// Bytes of remembered merge values (``MergeMemory``) appended since the last snapshot:
+  /// every append of a three-way key carries its states again.
+  var appendedMemoryBytes = 0
+  static let maximumAppendedMemoryBytes = 512 * 1024
   /// Why the last save failed, while it has not succeeded since.
   var failure: String?
 
@@ -25,6 +30,8 @@ struct LedgerJournal: Sendable {
     var kind: Kind
     /// Records the file holds once the save succeeded.
     var records: Int
+    /// Remembered merge values appended since the last snapshot, once it succeeded.
+    var appendedMemoryBytes = 0
   }
 
   var isEmpty: Bool { changes.isEmpty && !needsSnapshot && !clockMoved }
@@ -33,10 +40,13 @@ struct LedgerJournal: Sendable {
   func pendingSave(of ledger: Ledger) -> Save? {
     guard !isEmpty else { return nil }
     let appended = records + changes.count
-    if needsSnapshot || appended > 2 * ledger.entries.count + 64 {
+    let memoryBytes = appendedMemoryBytes + changes.values.reduce(0) { $0 + ($1?.memory?.estimatedBytes ?? 0) }
+    if needsSnapshot || appended > 2 * ledger.entries.count + 64 || memoryBytes > Self.maximumAppendedMemoryBytes {
       return Save(kind: .snapshot(ledger), records: ledger.entries.count)
     }
-    return Save(kind: .append(changes, clock: clockMoved ? ledger.clock : nil), records: appended)
+    return Save(
+      kind: .append(changes, clock: clockMoved ? ledger.clock : nil), records: appended,
+      appendedMemoryBytes: memoryBytes)
   }
 
   /// Records that `save` reached the file: the changes it carried are no longer pending.
@@ -52,6 +62,7 @@ struct LedgerJournal: Sendable {
       if let clock { clockMoved = clock != ledger.clock }
     }
     records = save.records
+    appendedMemoryBytes = save.appendedMemoryBytes
     failure = nil
   }
 

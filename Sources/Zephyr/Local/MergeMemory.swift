@@ -1,62 +1,97 @@
 import Foundation
 
-/// What a three-way merge needs to remember of a key beyond the agreed fingerprint: the
-/// agreed value itself, and the base, the last state from elsewhere that this device's
-/// agreed state was made from. Kept only for keys merged by ``MergeStrategy/set`` or
-/// ``MergeStrategy/dictionary``.
+/// What a key merged by a ``MergeStrategy`` remembers of its agreed state beyond the
+/// fingerprint: the writes it includes (a ``VersionVector``), those its record says it
+/// includes, and what it is made of (``MergeData``), so that the next merge with the
+/// store's state is exact.
 ///
-/// A write that follows the agreed state (its record's base is the agreed stamp) is merged
-/// against the agreed value; any other write against the base: it was made without this
-/// device's own writes since the base.
+/// A lost memory (a ledger from before this build, an entry taken from another process
+/// on a shared suite, one restored after a crash) degrades to "the agreed write alone":
+/// every element, entry and sibling counts as that write's. A merge then keeps what the
+/// other side added and may bring back what it removed before; it never drops an added
+/// element.
 struct MergeMemory: Sendable, Equatable {
-  /// The agreed value; `nil` when the agreed state is a delete.
-  var agreed: PropertyListValue?
-  /// The stamp of the base, when known.
-  var base: Stamp?
-  /// The base's value; `nil` for a delete or when unknown.
-  var baseValue: PropertyListValue?
-  /// This device's own agreed states since the base, oldest first (at most
-  /// ``maximumOwnStates``): a write made from one of them is merged against it.
-  var ownStates: [OwnState] = []
+  /// Every write the agreed state includes.
+  var versions: VersionVector
+  /// The writes the agreed state's record says it includes: what it says again when
+  /// published again. Fewer than ``versions`` after an adopt (the same value on both
+  /// sides under the other side's stamp).
+  var record: VersionVector
+  /// What the agreed state is made of.
+  var data: MergeData
 
-  /// One of this device's agreed states since the base.
-  struct OwnState: Sendable, Equatable {
-    var stamp: Stamp
-    var value: PropertyListValue?
-  }
-
-  static let maximumOwnStates = 16
-
-  /// The value to merge a write made from `base` against: the agreed value when it was
-  /// made from the agreed state, the value of one of this device's own states since the
-  /// base when it was made from that, else the base's (the common ancestor of this
-  /// device's writes and any write made without them).
-  func ancestor(of base: Stamp?, agreedStamp: Stamp) -> PropertyListValue? {
-    if base == agreedStamp { return agreed }
-    if let own = ownStates.last(where: { $0.stamp == base }) { return own.value }
-    return baseValue
+  /// About how many bytes the memory takes in the ledger file.
+  var estimatedBytes: Int {
+    data.estimatedBytes + 16 * (versions.entries.count + record.entries.count)
   }
 }
 
+extension LedgerEntry {
+  /// Every write the agreed state includes: from the memory, else the agreed write alone.
+  var versions: VersionVector {
+    memory?.versions ?? VersionVector(dot: stamp)
+  }
+
+  /// The writes the agreed state's record says it includes.
+  var recordVersions: VersionVector {
+    memory?.record ?? VersionVector(dot: stamp)
+  }
+
+  /// The agreed state as a merge sees it, when the local value is the agreed one.
+  func mergeState(local: PropertyListValue?, strategy: MergeStrategy) -> MergeState {
+    MergeState(
+      value: local, versions: versions,
+      data: memory?.data ?? .implied(by: stamp, value: local, strategy: strategy), stamp: stamp)
+  }
+
+}
+
 extension LedgerCodec {
-  /// Appends a memory: a marker, the agreed value, then the base.
+  /// Appends a memory: marker 3, the versions, the record's, then the data. (Markers 1
+  /// and 2 were earlier builds' memories, which a reader skips.)
   static func appendMemory(_ memory: MergeMemory, to bytes: inout [UInt8]) {
-    bytes.append(1)
-    appendValue(memory.agreed, to: &bytes)
-    if let base = memory.base {
-      bytes.append(1)
-      appendWord(base.generation, to: &bytes)
-      appendString(base.origin, to: &bytes)
-    } else {
+    bytes.append(3)
+    appendVersions(memory.versions, to: &bytes)
+    appendVersions(memory.record, to: &bytes)
+    switch memory.data {
+    case .siblings(let siblings):
       bytes.append(0)
+      appendSiblings(siblings, to: &bytes)
+    case .elements(let elements):
+      bytes.append(1)
+      appendWord(UInt64(elements.count), to: &bytes)
+      for (fingerprint, stamps) in elements.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+        appendWord(fingerprint.rawValue, to: &bytes)
+        appendWord(UInt64(stamps.count), to: &bytes)
+        for stamp in stamps { appendStamp(stamp, to: &bytes) }
+      }
+    case .entries(let entries):
+      bytes.append(2)
+      appendWord(UInt64(entries.count), to: &bytes)
+      for (key, siblings) in entries.sorted(by: { $0.key < $1.key }) {
+        appendString(key, to: &bytes)
+        appendSiblings(siblings, to: &bytes)
+      }
     }
-    appendValue(memory.baseValue, to: &bytes)
-    appendWord(UInt64(memory.ownStates.count), to: &bytes)
-    for own in memory.ownStates {
-      appendWord(own.stamp.generation, to: &bytes)
-      appendString(own.stamp.origin, to: &bytes)
-      appendValue(own.value, to: &bytes)
+  }
+
+  private static func appendSiblings(_ siblings: [MergeData.Sibling], to bytes: inout [UInt8]) {
+    appendWord(UInt64(siblings.count), to: &bytes)
+    for sibling in siblings {
+      appendStamp(sibling.stamp, to: &bytes)
+      appendValue(sibling.value, to: &bytes)
     }
+  }
+
+  private static func appendStamp(_ stamp: Stamp, to bytes: inout [UInt8]) {
+    appendString(stamp.origin, to: &bytes)
+    appendWord(stamp.generation, to: &bytes)
+  }
+
+  private static func appendVersions(_ versions: VersionVector, to bytes: inout [UInt8]) {
+    let entries = versions.sortedEntries
+    appendWord(UInt64(entries.count), to: &bytes)
+    for entry in entries { appendStamp(Stamp(generation: entry.generation, origin: entry.origin), to: &bytes) }
   }
 
   /// A value as a one-element binary property list (a top-level scalar is not portable),
@@ -76,23 +111,75 @@ extension LedgerCodec {
 }
 
 extension ByteReader {
-  /// A memory written by ``LedgerCodec/appendMemory(_:to:)``.
-  mutating func memory() throws(LedgerError) -> MergeMemory {
-    guard try byte() == 1 else { throw LedgerError.corrupt("unknown memory kind") }
-    var memory = MergeMemory(agreed: try value())
-    if try byte() == 1 {
-      let generation = try word()
-      memory.base = Stamp(generation: generation, origin: try string())
+  /// The most parts a remembered state may list.
+  private static let maximumParts: UInt64 = 1 << 20
+
+  /// A memory written by ``LedgerCodec/appendMemory(_:to:)``; `nil` for an earlier
+  /// build's, whose bytes are skipped (the key then merges as if it had no memory).
+  mutating func memory() throws(LedgerError) -> MergeMemory? {
+    let marker = try byte()
+    guard marker == 3 else {
+      guard marker == 1 || marker == 2 else { throw LedgerError.corrupt("unknown memory kind") }
+      position = bytes.count
+      return nil
     }
-    memory.baseValue = try value()
+    let included = try versionVector()
+    let record = try versionVector()
+    let kind = try byte()
+    let data: MergeData
+    switch kind {
+    case 0:
+      data = .siblings(try siblings())
+    case 1:
+      var elements: [Fingerprint: [Stamp]] = [:]
+      for _ in 0..<(try count()) {
+        let fingerprint = Fingerprint(rawValue: try word())
+        var stamps: [Stamp] = []
+        for _ in 0..<(try count()) { stamps.append(try stamp()) }
+        elements[fingerprint] = stamps
+      }
+      data = .elements(elements)
+    case 2:
+      var entries: [String: [MergeData.Sibling]] = [:]
+      for _ in 0..<(try count()) {
+        let key = try string()
+        entries[key] = try siblings()
+      }
+      data = .entries(entries)
+    default:
+      throw LedgerError.corrupt("unknown merge data")
+    }
+    return MergeMemory(versions: included, record: record, data: data)
+  }
+
+  private mutating func count() throws(LedgerError) -> UInt64 {
     let count = try word()
-    guard count <= UInt64(MergeMemory.maximumOwnStates) else { throw LedgerError.corrupt("too many own states") }
-    for _ in 0..<count {
-      let generation = try word()
-      let stamp = Stamp(generation: generation, origin: try string())
-      memory.ownStates.append(MergeMemory.OwnState(stamp: stamp, value: try value()))
+    guard count <= Self.maximumParts else { throw LedgerError.corrupt("too many parts") }
+    return count
+  }
+
+  private mutating func siblings() throws(LedgerError) -> [MergeData.Sibling] {
+    var siblings: [MergeData.Sibling] = []
+    for _ in 0..<(try count()) {
+      let stamp = try stamp()
+      siblings.append(MergeData.Sibling(stamp: stamp, value: try value()))
     }
-    return memory
+    return siblings
+  }
+
+  private mutating func stamp() throws(LedgerError) -> Stamp {
+    let origin = try string()
+    let generation = try word()
+    guard generation <= Generation.maximum else { throw LedgerError.corrupt("bad stamp") }
+    return Stamp(generation: generation, origin: origin)
+  }
+
+  private mutating func versionVector() throws(LedgerError) -> VersionVector {
+    let count = try word()
+    guard count <= UInt64(SyncRecord.maximumHistoryEntries) + 1 else { throw LedgerError.corrupt("too many versions") }
+    var versions = VersionVector()
+    for _ in 0..<count { versions.include(try stamp()) }
+    return versions
   }
 
   private mutating func value() throws(LedgerError) -> PropertyListValue? {

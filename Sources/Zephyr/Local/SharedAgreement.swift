@@ -6,7 +6,9 @@ import Foundation
 ///
 /// One bookkeeping key per synced key, `Zephyr.agreed.<key>`, never synced:
 /// `["v", generation, origin, fingerprint]` for a value, `["d", generation, origin]` for
-/// a delete. Only settled states are kept (never a pull written ahead).
+/// a delete, and for a key merged by a strategy its ``MergeMemory`` as data after them
+/// (without it, a process merging from another's state would take every element for that
+/// state's write). Only settled states are kept (never a pull written ahead).
 enum SharedAgreement {
   static let prefix = "Zephyr.agreed."
 
@@ -14,31 +16,52 @@ enum SharedAgreement {
 
   static func encode(_ entry: LedgerEntry) -> PropertyListValue {
     let stamp: [PropertyListValue] = [.integer(Int64(entry.generation)), .string(entry.origin)]
+    var memory: [PropertyListValue] = []
+    if let remembered = entry.memory {
+      var bytes: [UInt8] = []
+      LedgerCodec.appendMemory(remembered, to: &bytes)
+      memory = [.data(Data(bytes))]
+    }
     switch entry.agreed {
     case .value(let fingerprint):
-      return .array([.string("v")] + stamp + [.integer(Int64(bitPattern: fingerprint.rawValue))])
+      return .array([.string("v")] + stamp + [.integer(Int64(bitPattern: fingerprint.rawValue))] + memory)
     case .deleted:
-      return .array([.string("d")] + stamp)
+      return .array([.string("d")] + stamp + memory)
     }
   }
 
-  /// The entry `value` holds; `nil` for anything else (garbage is ignored).
+  /// The entry `value` holds; `nil` for anything else (garbage is ignored, and a memory
+  /// that does not read is left out).
   static func decode(_ value: PropertyListValue?) -> LedgerEntry? {
     guard case .array(let fields)? = value, fields.count >= 3, case .string(let kind) = fields[0],
       case .integer(let generation) = fields[1], generation >= 1, UInt64(generation) <= Generation.maximum,
       case .string(let origin) = fields[2]
     else { return nil }
-    switch (kind, fields.count) {
-    case ("v", 4):
-      guard case .integer(let fingerprint) = fields[3] else { return nil }
-      return LedgerEntry(
+    var entry: LedgerEntry
+    let rest: ArraySlice<PropertyListValue>
+    switch kind {
+    case "v":
+      guard fields.count >= 4, case .integer(let fingerprint) = fields[3] else { return nil }
+      entry = LedgerEntry(
         generation: UInt64(generation), agreed: .value(Fingerprint(rawValue: UInt64(bitPattern: fingerprint))),
         origin: origin)
-    case ("d", 3):
-      return LedgerEntry(generation: UInt64(generation), agreed: .deleted, origin: origin)
+      rest = fields.dropFirst(4)
+    case "d":
+      entry = LedgerEntry(generation: UInt64(generation), agreed: .deleted, origin: origin)
+      rest = fields.dropFirst(3)
     default:
       return nil
     }
+    switch rest.first {
+    case nil:
+      break
+    case .data(let data)? where rest.count == 1:
+      var reader = ByteReader(bytes: [UInt8](data), position: 0)
+      if let memory = try? reader.memory(), reader.isAtEnd { entry.memory = memory }
+    default:
+      return nil
+    }
+    return entry
   }
 }
 

@@ -14,8 +14,9 @@ import Foundation
 struct BatchPlan: Sendable {
   /// One write, in the order it is made.
   enum Write: Sendable, Equatable {
-    /// A record to the store; for a merged value, also the value to `UserDefaults`.
-    case store(key: String, record: PropertyListValue, merged: PropertyListValue?)
+    /// A record to the store; for a merge, also its state (a value, or a delete) to
+    /// `UserDefaults`.
+    case store(key: String, record: PropertyListValue, merged: SyncRecord.Content?)
     /// A pulled state to `UserDefaults`.
     case local(key: String, content: SyncRecord.Content)
 
@@ -72,22 +73,25 @@ extension EngineState {
       case .adopt(let stamp):
         budget.record(key, storeValue: batch.remote[key])
         var entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(batch.local[key]))
-        entry.memory = remembering(key, MergeMemory(agreed: batch.local[key], base: stamp, baseValue: batch.local[key]))
+        entry.memory = memory(
+          of: key,
+          agreeingOn: storeState(
+            of: key, batch.remote[key], stamp: stamp,
+            content: batch.local[key].map { .value($0) } ?? .deleted(configuration.clock())),
+          adopting: .some(batch.local[key]))
         setLedger(key, entry)
         debug("adopt \(key) g\(stamp.generation) (same value on both sides)")
-      case .push(let generation, let value, let reason, let base):
-        let write = PlannedRecord(
-          stamp: Stamp(generation: generation, origin: deviceID), value: value,
-          merged: reason.writesLocally ? value : nil, base: recordBase(key, merging: base),
-          memory: pushMemory(key, value: value, merging: base, remote: batch.remote[key]))
-        planRecord(key, write, before: batch.local[key], reason: reason, &plan)
+      case .push(let generation, let value, let reason, let merging):
+        let write = plannedPush(
+          key, stamp: Stamp(generation: generation, origin: deviceID), value: value,
+          merged: reason.writesLocally ? value.map { .value($0) } ?? .deleted(plan.now) : nil, merging: merging)
+        planRecord(key, write, before: batch.local[key], remote: batch.remote[key], reason: reason, &plan)
       case .republish(let stamp, let value, let reason):
         // A republished foreign value (empty origin) goes out as this device's write.
         let origin = stamp.origin.isEmpty ? deviceID : stamp.origin
-        let write = PlannedRecord(
-          stamp: Stamp(generation: max(stamp.generation, 1), origin: origin), value: value, merged: nil, base: nil,
-          memory: ledger[key]?.memory)
-        planRecord(key, write, before: batch.local[key], reason: reason, &plan)
+        let write = plannedRepublish(
+          key, stamp: Stamp(generation: max(stamp.generation, 1), origin: origin), value: value)
+        planRecord(key, write, before: batch.local[key], remote: batch.remote[key], reason: reason, &plan)
       case .pull(let stamp, let content, let reason):
         budget.record(key, storeValue: batch.remote[key])
         planPull(key, stamp: stamp, content: content, reason: reason, batch: batch, &plan)
@@ -99,18 +103,21 @@ extension EngineState {
   /// Plans a record write, unless it does not fit the limits (then the key is refused and
   /// keeps its ledger entry, so the next sync tries again).
   private mutating func planRecord(
-    _ key: String, _ write: PlannedRecord, before: PropertyListValue?, reason: SyncAction.Reason,
-    _ plan: inout BatchPlan
+    _ key: String, _ write: PlannedRecord, before: PropertyListValue?, remote: PropertyListValue?,
+    reason: SyncAction.Reason, _ plan: inout BatchPlan
   ) {
     let (stamp, value) = (write.stamp, write.value)
     let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(plan.now)
     var syncRecord = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content)
-    syncRecord.base = write.base
+    syncRecord.history = write.versions
+    syncRecord.mergeData = write.data
     let record = syncRecord.encoded
     let size = PropertyListValue.storeSize(key: key, value: record)
     if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
       refuse(key, refusal)
       plan.refused.insert(key)
+      // Read, even when not answered: later writes are numbered above it.
+      if case .record(let read) = RemoteState(storeValue: remote) { observe(read.generation) }
       return
     }
     // Counted now, so the next planned write of the batch is checked against it too.
@@ -144,7 +151,7 @@ extension EngineState {
     }
     plan.pulls += 1
     var entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content))
-    entry.memory = remembering(key, MergeMemory(agreed: content.value, base: stamp, baseValue: content.value))
+    entry.memory = memory(of: key, agreeingOn: storeState(of: key, batch.remote[key], stamp: stamp, content: content))
     let log = LogLine(
       "pull \(key) g\(stamp.generation) ", value: content.logDescription, isValue: content.value != nil,
       " (\(reason.rawValue))")

@@ -6,14 +6,6 @@ extension MergeStrategy {
     if case .lastWriterWins = self { true } else { false }
   }
 
-  /// Whether merging needs the value both sides last agreed on (see ``MergeMemory``).
-  var isThreeWay: Bool {
-    switch self {
-    case .set, .dictionary: true
-    default: false
-    }
-  }
-
   /// The strategy's name, for the decision log.
   var name: String {
     switch self {
@@ -27,57 +19,22 @@ extension MergeStrategy {
     }
   }
 
-  /// Decides a key whose two states differ. Pure and deterministic: any device that
-  /// merges the same two states (with the same base) gets the same value. A result equal
-  /// to one side is reported as keeping that side, so that no new value is written when
-  /// none is needed. ``ConflictResolution/usePolicy`` when the strategy does not apply to
-  /// these values (a delete on either side, or values of another kind).
-  func resolve(_ conflict: Conflict, base: PropertyListValue?, policy: MismatchPolicy) -> ConflictResolution {
+  /// Decides between two values of a `.max`, `.min` or `.custom` key (two concurrent
+  /// siblings; see ``MergeData``). Pure and deterministic. ``ConflictResolution/usePolicy``
+  /// when the strategy does not apply to these values (a delete, values of another kind):
+  /// the later write's value is then kept. The collections (`.union`, `.set`,
+  /// `.dictionary`) merge whole states instead (``merge(key:_:_:)``).
+  func resolve(_ conflict: Conflict) -> ConflictResolution {
     switch self {
-    case .lastWriterWins:
+    case .lastWriterWins, .union, .set, .dictionary:
       return .usePolicy
     case .custom(let resolver):
       return resolver(conflict)
-    case .max, .min, .union, .set, .dictionary:
-      guard let local = conflict.local, let remote = conflict.remote,
-        let merged = merge(local, remote, base: base, policy: policy)
-      else { return .usePolicy }
-      return Self.resolution(merged, local: local, remote: remote)
-    }
-  }
-
-  private func merge(
-    _ local: PropertyListValue, _ remote: PropertyListValue, base: PropertyListValue?, policy: MismatchPolicy
-  ) -> PropertyListValue? {
-    switch self {
     case .max, .min:
-      guard let order = Self.order(local, remote) else { return nil }
+      guard let local = conflict.local, let remote = conflict.remote, let order = Self.order(local, remote)
+      else { return .usePolicy }
       let localWins = order == .orderedSame ? Self.tieBreak(local, remote) : (order == .orderedDescending) == isMax
-      return localWins ? local : remote
-    case .union:
-      guard case .array(let mine) = local, case .array(let theirs) = remote else { return nil }
-      return .array(Self.unique(mine + theirs))
-    case .set:
-      guard case .array(let mine) = local, case .array(let theirs) = remote else { return nil }
-      var ancestor: [PropertyListValue] = []
-      if case .array(let items)? = base { ancestor = items }
-      let kept = mine.filter { theirs.contains($0) || !ancestor.contains($0) }
-      let added = theirs.filter { !mine.contains($0) && !ancestor.contains($0) }
-      return .array(Self.unique(kept + added))
-    case .dictionary:
-      guard case .dictionary(let mine) = local, case .dictionary(let theirs) = remote else { return nil }
-      var ancestor: [String: PropertyListValue] = [:]
-      if case .dictionary(let entries)? = base { ancestor = entries }
-      var merged: [String: PropertyListValue] = [:]
-      for key in Set(mine.keys).union(theirs.keys) {
-        let (left, right, old) = (mine[key], theirs[key], ancestor[key])
-        let entry: PropertyListValue? =
-          left == right ? left : left == old ? right : right == old ? left : policy == .preferLocal ? left : right
-        merged[key] = entry
-      }
-      return .dictionary(merged)
-    case .lastWriterWins, .custom:
-      return nil
+      return localWins ? .keepLocal : .keepRemote
     }
   }
 
@@ -85,29 +42,9 @@ extension MergeStrategy {
     if case .max = self { true } else { false }
   }
 
-  /// `merged` as keeping one side when it is that side's value. Two arrays that hold the
-  /// same elements in another order are one set: the same one of them is kept on every
-  /// device, so that two devices never hand the order back and forth.
-  private static func resolution(
-    _ merged: PropertyListValue, local: PropertyListValue, remote: PropertyListValue
-  ) -> ConflictResolution {
-    if case .array(let items) = merged, case .array(let theirs) = remote, case .array(let mine) = local,
-      Set(items) == Set(theirs), Set(items) == Set(mine)
-    {
-      return tieBreak(local, remote) ? .keepLocal : .keepRemote
-    }
-    if merged == remote { return .keepRemote }
-    if merged == local { return .keepLocal }
-    return .merged(merged)
-  }
-
-  /// Removes repeated elements, keeping the first of each.
-  private static func unique(_ items: [PropertyListValue]) -> [PropertyListValue] {
-    var seen = Set<PropertyListValue>()
-    return items.filter { seen.insert($0).inserted }
-  }
-
-  /// How two numbers, dates or strings compare; `nil` for values of other kinds.
+  /// How two numbers, dates or strings compare; `nil` for values of other kinds. Integers
+  /// compare exactly (as `Double`, two above 2^53 could look equal); a `Double` against
+  /// an integer compares as `Double`.
   private static func order(_ lhs: PropertyListValue, _ rhs: PropertyListValue) -> ComparisonResult? {
     func compare<T: Comparable>(_ left: T, _ right: T) -> ComparisonResult {
       left < right ? .orderedAscending : left > right ? .orderedDescending : .orderedSame
@@ -115,6 +52,12 @@ extension MergeStrategy {
     switch (lhs, rhs) {
     case (.string(let left), .string(let right)): return compare(left, right)
     case (.date(let left), .date(let right)): return compare(left, right)
+    case (.integer(let left), .integer(let right)): return compare(left, right)
+    case (.unsignedInteger(let left), .unsignedInteger(let right)): return compare(left, right)
+    case (.integer(let left), .unsignedInteger(let right)):
+      return left < 0 ? .orderedAscending : compare(UInt64(left), right)
+    case (.unsignedInteger(let left), .integer(let right)):
+      return right < 0 ? .orderedDescending : compare(left, UInt64(right))
     default:
       guard let left = number(lhs), let right = number(rhs) else { return nil }
       return compare(left, right)

@@ -75,9 +75,9 @@ enum SyncAction: Sendable, Equatable {
   /// Nothing to do, and no store write.
   case none
   /// Write `value` to the store as this device's write at `generation`, a tombstone when
-  /// `value` is `nil` (and write it locally too, for a merged value). `base` is the
-  /// store's state a strategy merged it with; `nil` when it was made from the agreed state.
-  case push(generation: UInt64, value: PropertyListValue?, reason: Reason, base: Stamp? = nil)
+  /// `value` is `nil` (and write it locally too, for a merged value). `merging` is the
+  /// merged state a strategy made; `nil` for an edit made from the agreed state alone.
+  case push(generation: UInt64, value: PropertyListValue?, reason: Reason, merging: MergedPush? = nil)
   /// Write the agreed state to the store again, under its own stamp: the store lost it.
   case republish(stamp: Stamp, value: PropertyListValue?, reason: Reason)
   /// Apply the store's content locally; the ledger takes the record's stamp.
@@ -86,6 +86,13 @@ enum SyncAction: Sendable, Equatable {
   case adopt(stamp: Stamp)
   /// Leave the key alone and report why.
   case skip(reason: String)
+}
+
+/// What a strategy's merge pushes beside its value: every write it includes, and what it
+/// is made of.
+struct MergedPush: Sendable, Equatable {
+  var versions: VersionVector
+  var data: MergeData
 }
 
 /// The merge rules of DESIGN §4, as one pure function per key.
@@ -117,7 +124,7 @@ enum Reconciler {
   static func decide(
     key: String, local: PropertyListValue?, storeValue: PropertyListValue?, ledger: LedgerEntry?,
     policy: MismatchPolicy, resolver: ConflictResolver? = nil, ownOrigin: String? = nil, clock: UInt64 = 0,
-    strategy: MergeStrategy = .lastWriterWins
+    strategy: MergeStrategy = .lastWriterWins, deviceID: String = ""
   ) -> Decision {
     var remote = RemoteState(storeValue: storeValue)
     if case .record(let record) = remote,
@@ -141,7 +148,7 @@ enum Reconciler {
       }
     let action = decide(
       key: key, local: local, remote: remote, ledger: ledger, policy: policy, resolver: resolver, clock: clock,
-      strategy: strategy)
+      strategy: strategy, deviceID: deviceID)
     return Decision(action: action, problem: problem)
   }
 
@@ -153,7 +160,8 @@ enum Reconciler {
     policy: MismatchPolicy,
     resolver: ConflictResolver? = nil,
     clock: UInt64 = 0,
-    strategy: MergeStrategy = .lastWriterWins
+    strategy: MergeStrategy = .lastWriterWins,
+    deviceID: String = ""
   ) -> SyncAction {
     let record: SyncRecord?
     switch remote {
@@ -189,13 +197,11 @@ enum Reconciler {
     guard let ledger else {
       if local == nil { return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer) }
       if sameState { return .adopt(stamp: record.stamp) }
-      // A strategy merges a never-synced value with the cloud's instead of dropping it
-      // (where the two collide, as entries of one dictionary, the cloud's history wins).
-      if let merged = merge(
-        key: key, local: local, record: record, base: nil, ledger: nil, strategy: strategy, policy: .preferRemote,
-        floor: floor)
-      {
-        return merged
+      // A strategy merges a never-synced value with the cloud's instead of dropping it.
+      if !strategy.isLastWriterWins {
+        return mergeByStrategy(
+          key: key, local: local, localChanged: true, record: record, ledger: nil, strategy: strategy, floor: floor,
+          deviceID: deviceID)
       }
       if remote.isForeign {
         // A foreign value meets a never-synced local value: a plain conflict.
@@ -213,21 +219,16 @@ enum Reconciler {
     // An agreed foreign value (empty origin) has no place in that order: each device read
     // it at a generation of its own, one above its own history. Any Zephyr record with
     // other content is then news, never a lost write to publish again over it.
-    if !strategy.isLastWriterWins, !ledger.agrees(with: record.content) {
-      if sameState { return .adopt(stamp: record.stamp) }
-      // A write made from the agreed state is its successor; any other was made without
-      // this device's writes since its base, and is merged with them.
-      let follows = record.base == ledger.stamp
-      if follows, !localChanged {
-        return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer)
+    if !strategy.isLastWriterWins {
+      if !ledger.agrees(with: record.content) {
+        return decideByVersions(
+          key: key, local: local, localChanged: localChanged, record: record, ledger: ledger, strategy: strategy,
+          floor: floor, deviceID: deviceID)
       }
-      if let merged = merge(
-        key: key, local: local, record: record,
-        base: ledger.memory?.ancestor(of: record.base, agreedStamp: ledger.stamp),
-        ledger: ledger, strategy: strategy, policy: policy, floor: floor)
-      {
-        return merged
-      }
+      // The agreed value under another record: adopted, and what that record is made of
+      // joins this device's memory (no write: what this device knows beyond it goes out
+      // with its next write).
+      if record.stamp != ledger.stamp, !localChanged { return .adopt(stamp: record.stamp) }
     }
     let remoteChanged: Bool
     if ledger.agrees(with: record.content) {
@@ -259,32 +260,65 @@ enum Reconciler {
     }
   }
 
-  /// The action of a key's ``MergeStrategy`` for two different states, or `nil` when the
-  /// strategy leaves it to the rules of last-writer-wins. A value the store already holds
-  /// is pulled; the local value, when it holds both, is pushed (or republished, when the
-  /// store lost it), naming the store's state as its base so that the other side takes
-  /// it as a successor; a new value is pushed and written locally.
-  private static func merge(
-    key: String, local: PropertyListValue?, record: SyncRecord, base: PropertyListValue?, ledger: LedgerEntry?,
-    strategy: MergeStrategy, policy: MismatchPolicy, floor: UInt64
-  ) -> SyncAction? {
-    guard !strategy.isLastWriterWins else { return nil }
-    if case .custom = strategy { LockAudit.assertNoLockHeld(calling: "a custom merge strategy") }
-    let conflict = Conflict(key: key, local: local, remote: record.content.value)
-    let next = Generation.next(after: floor)
-    switch strategy.resolve(conflict, base: base, policy: policy) {
-    case .usePolicy:
-      return nil
-    case .keepRemote:
-      return .pull(stamp: record.stamp, content: record.content, reason: .strategyKeptRemote)
-    case .keepLocal:
-      if let ledger, ledger.agrees(with: local), record.stamp < ledger.stamp {
-        return .republish(stamp: ledger.stamp, value: local, reason: .storeLostWrite)
-      }
-      return .push(generation: next, value: local, reason: .strategyKeptLocal, base: record.stamp)
-    case .merged(let value):
-      return .push(generation: next, value: value, reason: .mergedByStrategy, base: record.stamp)
+  /// A key merged by a strategy whose store state differs from the agreed one, decided by
+  /// which writes each includes (``VersionVector``): a record made after the agreed
+  /// state is taken (unless the key was edited since: then merged with the edit); one
+  /// made before it means the store lost a later state, which is published again; one
+  /// made alongside it is merged (see ``MergeData``).
+  private static func decideByVersions(
+    key: String, local: PropertyListValue?, localChanged: Bool, record: SyncRecord, ledger: LedgerEntry,
+    strategy: MergeStrategy, floor: UInt64, deviceID: String
+  ) -> SyncAction {
+    switch ledger.versions.order(of: record.versions) {
+    case .before:
+      return localChanged
+        ? .push(generation: Generation.next(after: floor), value: local, reason: .localEdit)
+        : .republish(stamp: ledger.stamp, value: local, reason: .storeLostWrite)
+    case .after where !localChanged || LedgerEntry.Agreed(local) == LedgerEntry.Agreed(record.content):
+      // (A local value that is a later state's is that state, written here by another
+      // process on a shared suite.)
+      return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer)
+    case .after, .same, .concurrent:
+      return mergeByStrategy(
+        key: key, local: local, localChanged: localChanged, record: record, ledger: ledger, strategy: strategy,
+        floor: floor, deviceID: deviceID)
     }
+  }
+
+  /// Merges this device's state (its local edit, or its agreed state) with the store's.
+  /// A merge of the agreed state that holds nothing the store's state lacks takes that
+  /// state; any other is pushed as a new write (and written locally when its value is
+  /// new here), including both sides' writes, so that every device takes it as their
+  /// successor.
+  private static func mergeByStrategy(
+    key: String, local: PropertyListValue?, localChanged: Bool, record: SyncRecord, ledger: LedgerEntry?,
+    strategy: MergeStrategy, floor: UInt64, deviceID: String
+  ) -> SyncAction {
+    if case .custom = strategy { LockAudit.assertNoLockHeld(calling: "a custom merge strategy") }
+    let next = Generation.next(after: floor)
+    let stamp = Stamp(generation: next, origin: deviceID)
+    let theirs = MergeState(record: record, strategy: strategy)
+    let mine: MergeState
+    if let ledger, !localChanged {
+      mine = ledger.mergeState(local: local, strategy: strategy)
+    } else {
+      mine = .edit(
+        local, at: stamp, versions: ledger?.versions ?? VersionVector(), kept: ledger?.memory?.data, store: theirs,
+        strategy: strategy)
+    }
+    let merged = strategy.merge(key: key, mine, theirs)
+    var versions = mine.versions.joined(with: theirs.versions)
+    versions.include(stamp)
+    let state = MergeState(value: merged.value, versions: versions, data: merged.data, stamp: stamp)
+    // A local edit is news even when the merge holds nothing else (a removal of elements
+    // the store's state never had): its write must reach the other devices.
+    if !localChanged, state.holdsTheSame(as: theirs) {
+      return .pull(stamp: record.stamp, content: record.content, reason: .strategyKeptRemote)
+    }
+    let kept = LedgerEntry.Agreed(merged.value) == LedgerEntry.Agreed(local)
+    return .push(
+      generation: next, value: merged.value, reason: kept ? .strategyKeptLocal : .mergedByStrategy,
+      merging: MergedPush(versions: state.versions, data: state.data))
   }
 
   /// Whether the local state differs from the agreed one; with no history, whether the

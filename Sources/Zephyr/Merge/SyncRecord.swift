@@ -14,15 +14,22 @@ import Foundation
 /// The first element is the format tag: `z` + format version (+ `d` for a tombstone).
 /// A store value that is not record-shaped is a *foreign write* (see ``RemoteState``).
 ///
-/// A key with a ``MergeStrategy`` other than last-writer-wins also names the state its
-/// write was made from, its *base*, in two more elements:
+/// A key with a ``MergeStrategy`` other than last-writer-wins also says which writes of
+/// other devices its state includes (its ``VersionVector``, less its own stamp), in a
+/// fifth element, omitted when empty:
 ///
 /// ```
-/// ["z1", 9, "k3f9qa", <value>, 7, "b7d2mx"]   made from b7d2mx's write at generation 7
+/// ["z1", 9, "k3f9qa", <value>, ["b7d2mx", 7]]   includes b7d2mx's write at generation 7
+/// ["z1d", 10, "b7d2mx", <date>, ["k3f9qa", 9]]  a delete made from that state
 /// ```
 ///
-/// A device whose agreed state is that base takes the record as its successor; any other
-/// device merges it with its own unacknowledged write (see <doc:MergeSemantics>).
+/// A sixth element says what the state is made of (``MergeData``), when that is more than
+/// the record's own write: the siblings a merge kept, or the writes that added elements
+/// and entries it kept, each as an index into the record's origins (its own first, then
+/// its history's) and a generation.
+///
+/// A device whose agreed state the record includes takes it as its successor; one whose
+/// agreed state the record lacks merges the two (see <doc:MergeSemantics>).
 struct SyncRecord: Sendable, Equatable {
   /// The record's content: a value, or the date it was deleted.
   enum Content: Sendable, Equatable {
@@ -35,9 +42,11 @@ struct SyncRecord: Sendable, Equatable {
   /// The short id of the device that wrote the record.
   var origin: String
   var content: Content
-  /// The state this write was made from, for keys merged by a strategy; `nil` otherwise
-  /// (and always for a tombstone).
-  var base: Stamp?
+  /// The other devices' writes this state includes, for keys merged by a strategy;
+  /// empty otherwise. Every generation in it is below ``generation``.
+  var history = VersionVector()
+  /// What the state is made of, for keys merged by a strategy, when more than this write.
+  var mergeData: MergeData?
 
   static let formatVersion = 1
   static let valueTag = "z1"
@@ -48,21 +57,33 @@ struct SyncRecord: Sendable, Equatable {
   /// The record's place in the order of writes.
   var stamp: Stamp { Stamp(generation: generation, origin: origin) }
 
+  /// Every write this state includes, its own among them.
+  var versions: VersionVector {
+    var versions = history
+    versions.include(stamp)
+    return versions
+  }
+
+  /// The most entries a record's history may list: far more devices than one person has.
+  static let maximumHistoryEntries = 64
+
   /// The record as the store holds it.
   var encoded: PropertyListValue {
+    var fields: [PropertyListValue] = [
+      .string(content.value == nil ? Self.tombstoneTag : Self.valueTag), .integer(Int64(generation)),
+      .string(origin),
+    ]
     switch content {
-    case .value(let value):
-      if let base {
-        .array([
-          .string(Self.valueTag), .integer(Int64(generation)), .string(origin), value,
-          .integer(Int64(base.generation)), .string(base.origin),
-        ])
-      } else {
-        .array([.string(Self.valueTag), .integer(Int64(generation)), .string(origin), value])
-      }
-    case .deleted(let date):
-      .array([.string(Self.tombstoneTag), .integer(Int64(generation)), .string(origin), .date(date)])
+    case .value(let value): fields.append(value)
+    case .deleted(let date): fields.append(.date(date))
     }
+    let others = history.entries(excluding: origin)
+    let data = mergeData?.encoded(for: self, origins: [origin] + others.map(\.origin))
+    if !others.isEmpty || data != nil {
+      fields.append(.array(others.flatMap { [.string($0.origin), .integer(Int64($0.generation))] }))
+    }
+    if let data { fields.append(data) }
+    return .array(fields)
   }
 }
 
@@ -147,8 +168,8 @@ enum RemoteState: Sendable, Equatable {
   }
 
   private static func decode(tag: String, fields: [PropertyListValue]) -> RemoteState {
-    guard fields.count == 4 || (fields.count == 6 && tag == SyncRecord.valueTag) else {
-      return .malformed(reason: "record has \(fields.count) fields, expected 4")
+    guard (4...6).contains(fields.count) else {
+      return .malformed(reason: "record has \(fields.count) fields, expected 4 to 6")
     }
     let generation: UInt64
     switch fields[1] {
@@ -166,22 +187,56 @@ enum RemoteState: Sendable, Equatable {
     else {
       return .malformed(reason: "origin is not a short string")
     }
+    let content: SyncRecord.Content
     if tag == SyncRecord.tombstoneTag {
       guard case .date(let date) = fields[3] else {
         return .malformed(reason: "tombstone without a deletion date")
       }
-      return .record(SyncRecord(generation: generation, origin: origin, content: .deleted(date)))
+      content = .deleted(date)
+    } else {
+      content = .value(fields[3])
     }
-    var record = SyncRecord(generation: generation, origin: origin, content: .value(fields[3]))
-    if fields.count == 6 {
-      guard case .integer(let baseGeneration) = fields[4], baseGeneration >= 0,
-        UInt64(baseGeneration) <= Generation.maximum, case .string(let baseOrigin) = fields[5],
-        baseOrigin.count <= SyncRecord.maximumOriginLength
-      else {
-        return .malformed(reason: "record base is not a generation and a short origin")
+    var record = SyncRecord(generation: generation, origin: origin, content: content)
+    if fields.count >= 5 {
+      switch decodeHistory(fields[4], below: generation) {
+      case .success(let history): record.history = history
+      case .failure(let problem): return .malformed(reason: problem.reason)
       }
-      record.base = Stamp(generation: UInt64(baseGeneration), origin: baseOrigin)
+    }
+    if fields.count == 6 {
+      let origins = [origin] + record.history.entries(excluding: origin).map(\.origin)
+      switch MergeData.decode(fields[5], value: content.value, origins: origins, versions: record.versions) {
+      case .success(let data): record.mergeData = data
+      case .failure(let problem): return .malformed(reason: problem.reason)
+      }
     }
     return .record(record)
+  }
+
+  private struct HistoryProblem: Error {
+    var reason: String
+  }
+
+  /// The history in a record's fifth field: `[origin, generation, …]` pairs, each
+  /// generation below the record's.
+  private static func decodeHistory(
+    _ field: PropertyListValue, below generation: UInt64
+  ) -> Result<VersionVector, HistoryProblem> {
+    guard case .array(let items) = field, items.count.isMultiple(of: 2),
+      items.count / 2 <= SyncRecord.maximumHistoryEntries
+    else {
+      return .failure(HistoryProblem(reason: "record history is not a short list of origins and generations"))
+    }
+    let pairs = stride(from: 0, to: items.count, by: 2).map { (items[$0], items[$0 + 1]) }
+    var history = VersionVector()
+    for (origin, entry) in pairs {
+      guard case .string(let name) = origin, name.count <= SyncRecord.maximumOriginLength,
+        case .integer(let value) = entry, value >= 0, UInt64(value) < generation
+      else {
+        return .failure(HistoryProblem(reason: "record history entry is not an origin and an earlier generation"))
+      }
+      history.include(Stamp(generation: UInt64(value), origin: name))
+    }
+    return .success(history)
   }
 }

@@ -15,6 +15,8 @@ enum Garbage {
     case unsupported(tag: String)
     /// A valid record.
     case record(value: PropertyListValue?)
+    /// A record with merge data: valid, or malformed when the data breaks its rules.
+    case recordOrMalformed(value: PropertyListValue?)
 
     var description: String {
       switch self {
@@ -22,6 +24,7 @@ enum Garbage {
       case .malformed: "malformed"
       case .unsupported(let tag): "unsupported \(tag)"
       case .record(let value): "record \(value?.logDescription ?? "tombstone")"
+      case .recordOrMalformed(let value): "record \(value?.logDescription ?? "tombstone") or malformed"
       }
     }
   }
@@ -41,21 +44,34 @@ enum Garbage {
       let version = version(ofTag: tag)
     else { return .foreign }
     guard version == 1 else { return .unsupported(tag: tag) }
-    guard fields.count == 4 || (fields.count == 6 && tag == "z1") else { return .malformed }
-    if fields.count == 6 {
-      guard case .integer(let baseGeneration) = fields[4], (0...(Int64(1) << 53)).contains(baseGeneration),
-        case .string(let baseOrigin) = fields[5], baseOrigin.count <= 64
-      else { return .malformed }
-    }
+    guard (4...6).contains(fields.count) else { return .malformed }
     guard case .integer(let generation) = fields[1], (1...believableGeneration).contains(generation) else {
       return .malformed
     }
     guard case .string(let origin) = fields[2], (1...64).contains(origin.count) else { return .malformed }
+    // A fifth field lists the other devices' writes the state includes: origin and
+    // earlier generation pairs.
+    if fields.count >= 5 {
+      guard case .array(let history) = fields[4], history.count.isMultiple(of: 2), history.count <= 128 else {
+        return .malformed
+      }
+      for index in stride(from: 0, to: history.count, by: 2) {
+        guard case .string(let name) = history[index], name.count <= 64,
+          case .integer(let earlier) = history[index + 1],
+          (0..<generation).contains(earlier)
+        else { return .malformed }
+      }
+    }
+    let content: PropertyListValue?
     if tag.hasSuffix("d") {
       guard case .date = fields[3] else { return .malformed }
-      return .record(value: nil)
+      content = nil
+    } else {
+      content = fields[3]
     }
-    return .record(value: fields[3])
+    // A sixth field says what a merged state is made of; its rules (stamps that name the
+    // record's writes) are checked by MergeHistoryTests, so either outcome is fine here.
+    return fields.count == 6 ? .recordOrMalformed(value: content) : .record(value: content)
   }
 
   /// The second field of an array, when it is an integer.

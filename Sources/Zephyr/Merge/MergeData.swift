@@ -1,0 +1,282 @@
+import Foundation
+
+/// What a strategy key's state is made of, beside its value: enough for any two states to
+/// be merged exactly, whatever each device saw in between, with no common ancestor.
+///
+/// Each part of a state carries the writes it came from, its *stamps*:
+/// - `.max`, `.min`, `.custom`: the value's *siblings*, the writes of the key no other
+///   write replaced (one per device that wrote without seeing the others), each with its
+///   content. The value is their resolution by the strategy, in the order of their
+///   stamps, so every device computes the same one. A value that loses a `.max` merge is
+///   thereby still there when the winning device lowers its own value later.
+/// - `.set`, `.union`: per element, the writes that added it.
+/// - `.dictionary`: per entry, its siblings (the latest is the entry's value).
+///
+/// A merge keeps a part unless the other side includes its write (its ``VersionVector``
+/// says so) and no longer holds it: that side saw it and replaced or removed it. A part
+/// the other side never saw stays. A write made after seeing them replaces every sibling
+/// (of the key, or of the entry it sets).
+enum MergeData: Sendable, Equatable {
+  case siblings([Sibling])
+  /// Per element (by fingerprint), the writes that added it.
+  case elements([Fingerprint: [Stamp]])
+  /// Per entry, its siblings, oldest first.
+  case entries([String: [Sibling]])
+
+  /// One concurrent state: its write, and its value (`nil`: a delete).
+  struct Sibling: Sendable, Equatable, Hashable {
+    var stamp: Stamp
+    var value: PropertyListValue?
+  }
+
+  /// The data of a state written at `stamp` holding `value` and nothing else: its own
+  /// sibling, or every element and entry added by it.
+  static func implied(by stamp: Stamp, value: PropertyListValue?, strategy: MergeStrategy) -> MergeData {
+    implied(by: stamp, value: value, family: strategy.mergeFamily)
+  }
+
+  static func implied(by stamp: Stamp, value: PropertyListValue?, family: MergeFamily) -> MergeData {
+    switch family {
+    case .siblings:
+      return .siblings([Sibling(stamp: stamp, value: value)])
+    case .elements:
+      var elements: [Fingerprint: [Stamp]] = [:]
+      for item in value?.arrayItems ?? [] { elements[item.fingerprint] = [stamp] }
+      return .elements(elements)
+    case .entries:
+      return .entries((value?.dictionaryEntries ?? [:]).mapValues { [Sibling(stamp: stamp, value: $0)] })
+    }
+  }
+
+  /// The element stamps, or none for other data.
+  var elementStamps: [Fingerprint: [Stamp]] {
+    if case .elements(let elements) = self { elements } else { [:] }
+  }
+
+  /// The entry siblings (oldest first), or none for other data.
+  var entrySiblings: [String: [Sibling]] {
+    if case .entries(let entries) = self { entries } else { [:] }
+  }
+
+  /// Every write the data names.
+  var stamps: [Stamp] {
+    switch self {
+    case .siblings(let siblings): siblings.map(\.stamp)
+    case .elements(let elements): elements.values.flatMap { $0 }
+    case .entries(let entries): entries.values.flatMap { $0.map(\.stamp) }
+    }
+  }
+
+  var family: MergeFamily {
+    switch self {
+    case .siblings: .siblings
+    case .elements: .elements
+    case .entries: .entries
+    }
+  }
+
+  /// About how many bytes the data takes in the ledger.
+  var estimatedBytes: Int {
+    switch self {
+    case .siblings(let siblings): siblings.reduce(0) { $0 + 24 + ($1.value?.estimatedBinaryPlistSize ?? 0) }
+    case .elements(let elements): elements.values.reduce(0) { $0 + 8 + 24 * $1.count }
+    case .entries(let entries):
+      entries.reduce(0) { total, entry in
+        total + entry.key.utf8.count + entry.value.reduce(0) { $0 + 24 + ($1.value?.estimatedBinaryPlistSize ?? 0) }
+      }
+    }
+  }
+}
+
+/// How a strategy merges: which ``MergeData`` its states carry.
+enum MergeFamily: Sendable {
+  case siblings, elements, entries
+}
+
+extension MergeStrategy {
+  var mergeFamily: MergeFamily {
+    switch self {
+    case .set, .union: .elements
+    case .dictionary: .entries
+    case .lastWriterWins, .max, .min, .custom: .siblings
+    }
+  }
+}
+
+extension PropertyListValue {
+  /// An array's items; `nil` for another kind.
+  var arrayItems: [PropertyListValue]? {
+    if case .array(let items) = self { items } else { nil }
+  }
+
+  /// A dictionary's entries; `nil` for another kind.
+  var dictionaryEntries: [String: PropertyListValue]? {
+    if case .dictionary(let entries) = self { entries } else { nil }
+  }
+}
+
+// MARK: In a record
+
+extension MergeData {
+  /// The data as a record's sixth field, with stamps as an index into `origins` (the
+  /// record's origin first, then its history's) and a generation; `nil` when it is
+  /// implied by the record (see ``implied(by:value:strategy:)``):
+  /// - siblings: `[[index, generation, value?], …]` (no value: a delete);
+  /// - elements: data, per element of the value in order, a count then its stamps;
+  /// - entries: `[[key, index, generation, value?], …]`, every sibling of every entry,
+  ///   the value left out where it is the entry's value in the record.
+  func encoded(for record: SyncRecord, origins: [String]) -> PropertyListValue? {
+    guard self != .implied(by: record.stamp, value: record.content.value, family: family) else { return nil }
+    let index = Dictionary(origins.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+    func code(_ stamp: Stamp) -> [PropertyListValue] {
+      [.integer(Int64(index[stamp.origin] ?? 0)), .integer(Int64(stamp.generation))]
+    }
+    switch self {
+    case .siblings(let siblings):
+      return .array(siblings.map { .array(code($0.stamp) + ($0.value.map { [$0] } ?? [])) })
+    case .elements(let elements):
+      var numbers: [UInt64] = []
+      for item in record.content.value?.arrayItems ?? [] {
+        let stamps = elements[item.fingerprint] ?? [record.stamp]
+        numbers.append(UInt64(stamps.count))
+        for stamp in stamps { numbers += [UInt64(index[stamp.origin] ?? 0), stamp.generation] }
+      }
+      return .data(Varint.encode(numbers))
+    case .entries(let entries):
+      let shown = record.content.value?.dictionaryEntries ?? [:]
+      var list: [PropertyListValue] = []
+      for key in entries.keys.sorted() {
+        for sibling in entries[key] ?? [] {
+          let value = sibling.value.flatMap { $0 == shown[key] ? nil : $0 }
+          list.append(.array([.string(key)] + code(sibling.stamp) + (value.map { [$0] } ?? [])))
+        }
+      }
+      return .array(list)
+    }
+  }
+
+  /// Reads a record's sixth field; a reason when it does not fit the record: stamps must
+  /// name the record's origins and be included in its versions.
+  static func decode(
+    _ field: PropertyListValue, value: PropertyListValue?, origins: [String], versions: VersionVector
+  ) -> Result<MergeData, MalformedData> {
+    let decoder = StampDecoder(origins: origins, versions: versions)
+    switch (field, value) {
+    case (.data(let bytes), let value) where value?.arrayItems != nil || value == nil:
+      guard let elements = decoder.elements(bytes, items: value?.arrayItems ?? []) else {
+        return .failure(MalformedData(reason: "record element stamps do not match its value"))
+      }
+      return .success(.elements(elements))
+    case (.array(let list), .dictionary(let shown)?):
+      guard let entries = decoder.entries(list, shown: shown) else {
+        return .failure(MalformedData(reason: "record entry stamps do not match its value"))
+      }
+      return .success(.entries(entries))
+    case (.array(let list), _):
+      guard let siblings = decoder.siblings(list) else {
+        return .failure(MalformedData(reason: "record siblings are not stamps with values"))
+      }
+      return .success(.siblings(siblings))
+    default:
+      return .failure(MalformedData(reason: "record merge data is neither siblings nor stamps"))
+    }
+  }
+
+  struct MalformedData: Error {
+    var reason: String
+  }
+}
+
+/// Reads the stamps of a record's merge data.
+private struct StampDecoder {
+  var origins: [String]
+  var versions: VersionVector
+
+  func stamp(_ index: PropertyListValue, _ generation: PropertyListValue) -> Stamp? {
+    guard case .integer(let index) = index, case .integer(let generation) = generation, index >= 0 else { return nil }
+    return stamp(UInt64(index), UInt64(max(generation, 0)))
+  }
+
+  func stamp(_ index: UInt64, _ generation: UInt64) -> Stamp? {
+    guard index < UInt64(origins.count), generation >= 1 else { return nil }
+    let stamp = Stamp(generation: generation, origin: origins[Int(index)])
+    return versions.includes(stamp) ? stamp : nil
+  }
+
+  func siblings(_ list: [PropertyListValue]) -> [MergeData.Sibling]? {
+    var siblings: [MergeData.Sibling] = []
+    for entry in list {
+      guard case .array(let fields) = entry, (2...3).contains(fields.count), let stamp = stamp(fields[0], fields[1])
+      else { return nil }
+      siblings.append(MergeData.Sibling(stamp: stamp, value: fields.count == 3 ? fields[2] : nil))
+    }
+    return siblings.isEmpty ? nil : siblings
+  }
+
+  func elements(_ bytes: Data, items: [PropertyListValue]) -> [Fingerprint: [Stamp]]? {
+    guard let numbers = Varint.decode(bytes) else { return nil }
+    var elements: [Fingerprint: [Stamp]] = [:]
+    var position = 0
+    for item in items {
+      guard position < numbers.count, numbers[position] >= 1, numbers[position] <= 64 else { return nil }
+      let count = Int(numbers[position])
+      position += 1
+      guard position + 2 * count <= numbers.count else { return nil }
+      for offset in 0..<count {
+        guard let stamp = stamp(numbers[position + 2 * offset], numbers[position + 2 * offset + 1]) else { return nil }
+        if !(elements[item.fingerprint] ?? []).contains(stamp) { elements[item.fingerprint, default: []].append(stamp) }
+      }
+      position += 2 * count
+    }
+    return position == numbers.count ? elements : nil
+  }
+
+  func entries(_ list: [PropertyListValue], shown: [String: PropertyListValue]) -> [String: [MergeData.Sibling]]? {
+    var entries: [String: [MergeData.Sibling]] = [:]
+    for entry in list {
+      guard case .array(let fields) = entry, (3...4).contains(fields.count), case .string(let key) = fields[0],
+        let stamp = stamp(fields[1], fields[2]), let value = fields.count == 4 ? fields[3] : shown[key]
+      else { return nil }
+      entries[key, default: []].append(MergeData.Sibling(stamp: stamp, value: value))
+    }
+    // Every entry shown is the latest of its siblings.
+    for (key, value) in shown {
+      guard let latest = entries[key]?.max(by: { $0.stamp < $1.stamp }), latest.value == value else { return nil }
+    }
+    return entries.keys.allSatisfy { shown[$0] != nil } ? entries : nil
+  }
+}
+
+/// Unsigned LEB128: small numbers in one byte.
+enum Varint {
+  static func encode(_ numbers: [UInt64]) -> Data {
+    var bytes: [UInt8] = []
+    for number in numbers {
+      var rest = number
+      repeat {
+        let low = UInt8(rest & 0x7F)
+        rest >>= 7
+        bytes.append(rest == 0 ? low : low | 0x80)
+      } while rest != 0
+    }
+    return Data(bytes)
+  }
+
+  /// `nil` when the bytes end inside a number or a number overflows.
+  static func decode(_ data: Data) -> [UInt64]? {
+    var numbers: [UInt64] = []
+    var current: UInt64 = 0
+    var shift: UInt64 = 0
+    for byte in data {
+      guard shift < 64 else { return nil }
+      current |= UInt64(byte & 0x7F) << shift
+      if byte & 0x80 == 0 {
+        numbers.append(current)
+        (current, shift) = (0, 0)
+      } else {
+        shift += 7
+      }
+    }
+    return shift == 0 ? numbers : nil
+  }
+}

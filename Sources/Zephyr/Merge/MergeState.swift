@@ -1,0 +1,187 @@
+import Foundation
+
+/// One side of a strategy merge: a value (`nil`: deleted), every write it includes, what
+/// it is made of (``MergeData``), and its stamp, which orders the elements of a merged
+/// array. Pure values; merging them calls nothing but a `.custom` strategy's rule.
+struct MergeState: Sendable, Equatable {
+  var value: PropertyListValue?
+  var versions: VersionVector
+  var data: MergeData
+  var stamp: Stamp
+
+  /// A store record's state (a foreign value's: its own write, under the empty origin).
+  init(record: SyncRecord, strategy: MergeStrategy) {
+    self.init(
+      value: record.content.value, versions: record.versions,
+      data: record.mergeData ?? .implied(by: record.stamp, value: record.content.value, strategy: strategy),
+      stamp: record.stamp)
+  }
+
+  /// A state. Parts of `value` that `data` does not describe are `stamp`'s write's (as is
+  /// an entry whose latest sibling is not its value); data of parts `value` lacks is
+  /// dropped.
+  init(value: PropertyListValue?, versions: VersionVector, data: MergeData, stamp: Stamp) {
+    self.value = value
+    self.versions = versions
+    self.stamp = stamp
+    switch data {
+    case .siblings:
+      self.data = data
+    case .elements(let known):
+      var elements: [Fingerprint: [Stamp]] = [:]
+      for item in value?.arrayItems ?? [] { elements[item.fingerprint] = known[item.fingerprint] ?? [stamp] }
+      self.data = .elements(elements)
+    case .entries(let known):
+      var entries: [String: [MergeData.Sibling]] = [:]
+      for (key, entry) in value?.dictionaryEntries ?? [:] {
+        let siblings = known[key] ?? []
+        let shown = siblings.max { $0.stamp < $1.stamp }?.value == entry
+        entries[key] = shown ? siblings : [MergeData.Sibling(stamp: stamp, value: entry)]
+      }
+      self.data = .entries(entries)
+    }
+  }
+
+  /// A local edit to `value` written at `stamp`, made from an agreed state that included
+  /// `versions` and was made of `kept`. Elements and entries it kept keep their writes;
+  /// those the store's state (`store`) holds too keep that state's (the value may be
+  /// another process's write to a shared suite, not an edit made here); others are this
+  /// write's. It replaces every sibling of the value, unless it is the store's value.
+  static func edit(
+    _ value: PropertyListValue?, at stamp: Stamp, versions: VersionVector, kept: MergeData?,
+    store: MergeState? = nil, strategy: MergeStrategy
+  ) -> MergeState {
+    var versions = versions
+    versions.include(stamp)
+    let data: MergeData
+    switch (strategy.mergeFamily, kept, store?.data) {
+    case (.elements, let kept, let theirs):
+      var elements: [Fingerprint: [Stamp]] = [:]
+      for item in value?.arrayItems ?? [] {
+        let key = item.fingerprint
+        elements[key] = kept?.elementStamps[key] ?? theirs?.elementStamps[key] ?? [stamp]
+      }
+      data = .elements(elements)
+    case (.entries, let kept, let theirs):
+      var entries: [String: [MergeData.Sibling]] = [:]
+      for (key, entry) in value?.dictionaryEntries ?? [:] {
+        let candidates = [kept?.entrySiblings[key], theirs?.entrySiblings[key]].compactMap { $0 }
+        entries[key] =
+          candidates.first { $0.last?.value == entry } ?? [MergeData.Sibling(stamp: stamp, value: entry)]
+      }
+      data = .entries(entries)
+    case (.siblings, _, .siblings(let theirs)?) where store?.value == value:
+      data = .siblings(theirs)
+    default:
+      data = .implied(by: stamp, value: value, strategy: strategy)
+    }
+    if let store, store.value == value { versions = versions.joined(with: store.versions) }
+    return MergeState(value: value, versions: versions, data: data, stamp: stamp)
+  }
+
+  /// Whether two states hold the same value and data (arrays compared as sets: a merge's
+  /// order of elements is not news).
+  func holdsTheSame(as other: MergeState) -> Bool {
+    guard data == other.data else { return false }
+    if let mine = value?.arrayItems, let theirs = other.value?.arrayItems { return Set(mine) == Set(theirs) }
+    return value == other.value
+  }
+
+  /// The parts of `mine` this state keeps against `theirs`: each, unless `other` includes
+  /// its write and does not hold it (it saw it, and replaced or removed it).
+  fileprivate static func kept<Part: Equatable>(
+    _ mine: [Part], against theirs: [Part], of other: MergeState, stamp: (Part) -> Stamp
+  ) -> [Part] {
+    mine.filter { !other.versions.includes(stamp($0)) || theirs.contains($0) }
+  }
+}
+
+extension MergeStrategy {
+  /// The exact merge of two states: every part of each side is kept unless the other
+  /// side saw it and replaced or removed it. Deterministic: both devices get the same
+  /// state.
+  func merge(key: String, _ mine: MergeState, _ theirs: MergeState) -> (value: PropertyListValue?, data: MergeData) {
+    switch (mine.data, theirs.data) {
+    case (.siblings(let left), .siblings(let right)):
+      let siblings = Self.union(left, right, mine, theirs)
+      return (resolve(key: key, siblings), .siblings(siblings))
+    case (.elements(let left), .elements(let right)):
+      return mergeElements(mine, left, theirs, right)
+    case (.entries(let left), .entries(let right)):
+      var entries: [String: PropertyListValue] = [:]
+      var data: [String: [MergeData.Sibling]] = [:]
+      for entry in Set(left.keys).union(right.keys) {
+        let siblings = Self.union(left[entry] ?? [], right[entry] ?? [], mine, theirs)
+        guard let latest = siblings.last?.value else { continue }
+        (entries[entry], data[entry]) = (latest, siblings)
+      }
+      if entries.isEmpty, mine.value == nil || theirs.value == nil { return (nil, .entries([:])) }
+      return (.dictionary(entries), .entries(data))
+    default:
+      // Data of different kinds (the strategy changed): the later state, as it is.
+      return mine.stamp > theirs.stamp ? (mine.value, mine.data) : (theirs.value, theirs.data)
+    }
+  }
+
+  /// The siblings both sides keep, oldest first, each once.
+  private static func union(
+    _ left: [MergeData.Sibling], _ right: [MergeData.Sibling], _ mine: MergeState, _ theirs: MergeState
+  ) -> [MergeData.Sibling] {
+    let kept =
+      MergeState.kept(left, against: right, of: theirs, stamp: \.stamp)
+      + MergeState.kept(right, against: left, of: mine, stamp: \.stamp)
+    var unique: [MergeData.Sibling] = []
+    for sibling in kept.sorted(by: { $0.stamp < $1.stamp }) where unique.last?.stamp != sibling.stamp {
+      unique.append(sibling)
+    }
+    return unique
+  }
+
+  /// The value of concurrent siblings: the strategy folds them in the order of their
+  /// stamps (a `.custom` rule sees the earlier as `local`); where it does not apply (a
+  /// delete, another kind), the later write's.
+  func resolve(key: String, _ siblings: [MergeData.Sibling]) -> PropertyListValue? {
+    guard var result = siblings.first else { return nil }
+    for sibling in siblings.dropFirst() {
+      switch resolve(Conflict(key: key, local: result.value, remote: sibling.value)) {
+      case .keepLocal: break
+      case .merged(let value): result = MergeData.Sibling(stamp: sibling.stamp, value: value)
+      case .keepRemote, .usePolicy: result = sibling
+      }
+    }
+    return result.value
+  }
+
+  /// Elements: kept with the writes that added them and that neither side removed.
+  /// `.union` keeps every element either side holds. The later state's order first.
+  private func mergeElements(
+    _ mine: MergeState, _ left: [Fingerprint: [Stamp]], _ theirs: MergeState, _ right: [Fingerprint: [Stamp]]
+  ) -> (value: PropertyListValue?, data: MergeData) {
+    var keepsEverything = false
+    if case .union = self { keepsEverything = true }
+    var elements: [Fingerprint: [Stamp]] = [:]
+    var items: [PropertyListValue] = []
+    let (first, second) = mine.stamp > theirs.stamp ? (mine, theirs) : (theirs, mine)
+    for item in (first.value?.arrayItems ?? []) + (second.value?.arrayItems ?? []) {
+      let key = item.fingerprint
+      guard elements[key] == nil else { continue }
+      let (ours, other) = (left[key] ?? [], right[key] ?? [])
+      var stamps = Set(
+        MergeState.kept(ours, against: other, of: theirs, stamp: { $0 })
+          + MergeState.kept(other, against: ours, of: mine, stamp: { $0 }))
+      if keepsEverything { stamps.formUnion(ours + other) }
+      guard !stamps.isEmpty else { continue }
+      elements[key] = stamps.sorted()
+      items.append(item)
+    }
+    if items.isEmpty, mine.value == nil || theirs.value == nil { return (nil, .elements([:])) }
+    return (.array(items), .elements(elements))
+  }
+}
+
+extension VersionVector {
+  /// Whether the write at `stamp` is among these.
+  func includes(_ stamp: Stamp) -> Bool {
+    self[stamp.origin] >= stamp.generation
+  }
+}

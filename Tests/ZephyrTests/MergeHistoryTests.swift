@@ -1,0 +1,267 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// Keys merged by a strategy tell a record made after their agreed state from one made
+/// alongside it by the writes each includes (``VersionVector``), and merge three-way
+/// against the latest state both sides share. Each test here failed before that.
+struct MergeHistoryTests {
+  private func strings(_ items: String...) -> PropertyListValue { .array(items.map { .string($0) }) }
+
+  private func elements(_ value: PropertyListValue?) -> Set<PropertyListValue>? {
+    if case .array(let items)? = value { return Set(items) }
+    return nil
+  }
+
+  private func devices(
+    _ strategy: MergeStrategy, key: String, names: [String] = ["A", "B"]
+  ) -> (Harness, [TestDevice]) {
+    let harness = Harness()
+    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies[key] = strategy }
+    return (harness, names.map { harness.device($0, monitored: [key], configure: configure) })
+  }
+
+  /// A, B and C agree on {a}. B adds x, A takes it and adds z, B takes that. C, which saw
+  /// neither, removes a. x and z survive: C never saw them. (The merge once used the
+  /// newest base it knew of, {a, x}, and dropped x as if C had removed it.)
+  @Test func anElementAddedElsewhereSurvivesARemovalByADeviceThatNeverSawIt() {
+    let (harness, devices) = self.devices(.set, key: "fav", names: ["A", "B", "C"])
+    let (a, b, c) = (devices[0], devices[1], devices[2])
+    a.set(strings("a"), "fav")
+    harness.round()
+    b.set(strings("a", "x"), "fav")
+    harness.cloud.upload(from: "B")
+    harness.cloud.download(to: "A", notify: true)
+    #expect(a.value("fav") == strings("a", "x"))
+    a.set(strings("a", "x", "z"), "fav")
+    harness.cloud.upload(from: "A")
+    harness.cloud.download(to: "B", notify: true)
+    c.set(strings(), "fav")
+    harness.cloud.upload(from: "C")
+    for _ in 0..<3 { harness.round() }
+    for device in devices {
+      #expect(elements(device.value("fav")) == [.string("x"), .string("z")], "\(device.name)")
+    }
+  }
+
+  /// B changes nothing and only misses A's middle write: A's latest write wins, for every
+  /// strategy (a device that missed a write once merged with the one after it, and undid
+  /// a deliberate decrease of a `.max` key).
+  @Test(arguments: ["max", "min", "union", "set", "dictionary", "custom"])
+  func aDeviceThatMissedAWriteTakesTheLatest(strategy name: String) {
+    let (strategy, values) = Self.sequence(name)
+    let (harness, devices) = self.devices(strategy, key: "k")
+    let (a, b) = (devices[0], devices[1])
+    a.set(values[0], "k")
+    harness.round()
+    #expect(b.value("k") == values[0])
+    a.set(values[1], "k")
+    harness.cloud.upload(from: "A")
+    a.set(values[2], "k")
+    harness.cloud.upload(from: "A")
+    harness.cloud.download(to: "B", notify: true)
+    for _ in 0..<3 { harness.round() }
+    #expect(harness.values(of: "k") == ["A": values[2], "B": values[2]], "\(name)")
+  }
+
+  /// Three values a device writes in a row, each a step that strategy would not take on
+  /// its own (a decrease for `.max`, a removal for the collections).
+  private static func sequence(_ name: String) -> (MergeStrategy, [PropertyListValue]) {
+    let list = { (items: [String]) in PropertyListValue.array(items.map { .string($0) }) }
+    switch name {
+    case "max": return (.max, [.integer(10), .integer(20), .integer(0)])
+    case "min": return (.min, [.integer(10), .integer(5), .integer(30)])
+    case "union": return (.union, [list(["a", "b"]), list(["a", "b", "c"]), list(["a"])])
+    case "set": return (.set, [list(["a", "b"]), list(["a", "b", "c"]), list(["a"])])
+    case "dictionary":
+      return (
+        .dictionary,
+        [.dictionary(["x": .integer(1)]), .dictionary(["x": .integer(2), "y": .integer(1)]), .dictionary([:])]
+      )
+    default: return (.custom({ _ in .keepLocal }), [.string("v0"), .string("v1"), .string("v2")])
+    }
+  }
+
+  /// A clears a `.set` key while B, which A never heard from, adds to it: A's delete
+  /// removes what A had, B's addition stays. (A delete once fell back to
+  /// last-writer-wins, which kept B's whole array, "home" included.)
+  @Test(arguments: [["A", "B"], ["B", "A"]])
+  func aDeleteOfASetKeyRemovesWhatItsDeviceHadAndKeepsConcurrentAdds(uploadOrder: [String]) {
+    let (harness, devices) = self.devices(.set, key: "fav")
+    let (a, b) = (devices[0], devices[1])
+    a.set(strings("home"), "fav")
+    harness.round()
+    b.set(strings("home", "gym"), "fav")
+    a.remove("fav")
+    for name in uploadOrder { harness.cloud.upload(from: name) }
+    for _ in 0..<3 { harness.round() }
+    #expect(harness.values(of: "fav") == ["A": strings("gym"), "B": strings("gym")])
+    let writes = devices.map { $0.store.statistics.writes }
+    harness.round()
+    #expect(devices.map { $0.store.statistics.writes } == writes, "a quiet round writes nothing")
+  }
+
+  /// A delete of a `.set` key that no other device changed meanwhile propagates as a
+  /// delete, not as an empty array.
+  @Test func aDeleteOfASetKeyPropagates() {
+    let (harness, devices) = self.devices(.set, key: "fav")
+    devices[0].set(strings("home"), "fav")
+    harness.round()
+    devices[1].remove("fav")
+    for _ in 0..<2 { harness.round() }
+    #expect(harness.values(of: "fav") == ["A": nil, "B": nil])
+  }
+
+  /// `.max` and `.min` compare integers exactly: above 2^53, two integers that are equal
+  /// as `Double` still order.
+  @Test func maxAndMinCompareLargeIntegersExactly() {
+    let big: Int64 = 1 << 60 + 1
+    let pairs: [(PropertyListValue, PropertyListValue)] = [
+      (.integer(big), .integer(big - 1)), (.unsignedInteger(UInt64.max), .unsignedInteger(UInt64.max - 1)),
+      (.unsignedInteger(UInt64(Int64.max) + 1), .integer(Int64.max)), (.integer(0), .integer(-1)),
+    ]
+    for (larger, smaller) in pairs {
+      #expect(MergeStrategy.max.resolve(Conflict(key: "k", local: larger, remote: smaller)) == .keepLocal)
+      #expect(MergeStrategy.max.resolve(Conflict(key: "k", local: smaller, remote: larger)) == .keepRemote)
+      #expect(MergeStrategy.min.resolve(Conflict(key: "k", local: larger, remote: smaller)) == .keepRemote)
+    }
+  }
+
+  // MARK: The record
+
+  /// A strategy key's record lists the other devices' writes it includes, a tombstone
+  /// too, and reads back the same; a last-writer-wins record keeps its four fields.
+  @Test func recordsCarryTheirHistory() {
+    var record = SyncRecord(generation: 9, origin: "k3f9qa", content: .value(.string("x")))
+    #expect(record.encoded == .array([.string("z1"), .integer(9), .string("k3f9qa"), .string("x")]))
+    record.history = VersionVector(["b7d2mx": 7, "": 2, "k3f9qa": 4])
+    let expected: PropertyListValue = .array([
+      .string("z1"), .integer(9), .string("k3f9qa"), .string("x"),
+      .array([.string(""), .integer(2), .string("b7d2mx"), .integer(7)]),
+    ])
+    #expect(record.encoded == expected)
+    guard case .record(let decoded) = RemoteState(storeValue: record.encoded) else {
+      Issue.record("not a record")
+      return
+    }
+    #expect(decoded.versions == VersionVector(["b7d2mx": 7, "": 2, "k3f9qa": 9]))
+    var tombstone = SyncRecord(generation: 10, origin: "b7d2mx", content: .deleted(Date(timeIntervalSince1970: 5)))
+    tombstone.history = VersionVector(["k3f9qa": 9])
+    guard case .record(let dead) = RemoteState(storeValue: tombstone.encoded) else {
+      Issue.record("not a record")
+      return
+    }
+    #expect(dead.versions == VersionVector(["k3f9qa": 9, "b7d2mx": 10]))
+  }
+
+  /// A history that is not a short list of origins and earlier generations makes the
+  /// record malformed (treated as absent, reported), never a crash.
+  @Test(arguments: [
+    PropertyListValue.array([.string("a")]), .array([.integer(1), .string("a")]), .array([.string("a"), .integer(9)]),
+    .array([.string("a"), .integer(-1)]), .string("a"),
+    .array(Array(repeating: [.string("a"), .integer(1)], count: 65).flatMap { $0 }),
+  ])
+  func aBrokenHistoryIsMalformed(history: PropertyListValue) {
+    let value: PropertyListValue = .array([.string("z1"), .integer(9), .string("o"), .string("x"), history])
+    if case .malformed = RemoteState(storeValue: value) {} else { Issue.record("\(history) accepted") }
+  }
+
+  /// Merge data of every kind goes out and reads back as it was; data implied by the
+  /// record itself is left out.
+  @Test func recordsCarryTheirMergeData() {
+    let a3 = Stamp(generation: 3, origin: "a")
+    let b2 = Stamp(generation: 2, origin: "b")
+    let cases: [(PropertyListValue?, MergeData)] = [
+      (.integer(7), .siblings([.init(stamp: b2, value: .integer(7)), .init(stamp: a3, value: nil)])),
+      (
+        strings("x", "y"),
+        .elements([
+          PropertyListValue.string("x").fingerprint: [b2], PropertyListValue.string("y").fingerprint: [a3, b2],
+        ])
+      ),
+      (
+        .dictionary(["k": .integer(2)]),
+        .entries(["k": [.init(stamp: b2, value: .integer(1)), .init(stamp: a3, value: .integer(2))]])
+      ),
+    ]
+    for (value, data) in cases {
+      var record = SyncRecord(
+        generation: 4, origin: "a", content: value.map { .value($0) } ?? .deleted(Date(timeIntervalSince1970: 1)))
+      record.history = VersionVector(["a": 3, "b": 2])
+      record.mergeData = data
+      guard case .record(let decoded) = RemoteState(storeValue: record.encoded) else {
+        Issue.record("not a record: \(record.encoded)")
+        continue
+      }
+      #expect(decoded.mergeData == data)
+      record.mergeData = .implied(by: record.stamp, value: value, family: data.family)
+      guard case .array(let fields) = record.encoded else { continue }
+      #expect(fields.count == 5, "implied data is left out")
+    }
+  }
+
+  /// Merge data that does not fit its record makes the record malformed: a stamp of a
+  /// write the record does not include, counts that do not match, an entry shown with a
+  /// value that is not its latest.
+  @Test(arguments: [
+    PropertyListValue.array([.array([.integer(0), .integer(9), .integer(1)])]),
+    .array([.array([.integer(5), .integer(1)])]),
+    .data(Data([1, 0, 9])),
+    .data(Data([1])),
+    .string("x"),
+  ])
+  func brokenMergeDataIsMalformed(data: PropertyListValue) {
+    let value: PropertyListValue = .array([
+      .string("z1"), .integer(4), .string("a"), .array([.string("x")]), .array([.string("b"), .integer(2)]), data,
+    ])
+    if case .malformed = RemoteState(storeValue: value) {} else { Issue.record("\(data) accepted") }
+    let map: PropertyListValue = .array([
+      .string("z1"), .integer(4), .string("a"), .dictionary(["k": .integer(2)]), .array([]),
+      .array([.array([.string("k"), .integer(0), .integer(4), .integer(1)])]),
+    ])
+    if case .malformed = RemoteState(storeValue: map) {
+    } else {
+      Issue.record("an entry shown with an older value accepted")
+    }
+  }
+
+  @Test func versionVectorsOrder() {
+    let mine = VersionVector(["a": 3, "b": 2])
+    #expect(mine.order(of: VersionVector(["a": 3, "b": 2])) == .same)
+    #expect(mine.order(of: VersionVector(["a": 3, "b": 4])) == .after)
+    #expect(mine.order(of: VersionVector(["a": 3])) == .before)
+    #expect(mine.order(of: VersionVector(["a": 2, "c": 1])) == .concurrent)
+  }
+
+  /// Appends that carry large remembered values compact the ledger file soon, whatever
+  /// the record count: the file stays near the size of what it holds.
+  @Test func largeMemoriesCompactTheJournal() {
+    var ledger = Ledger(epoch: "e")
+    var journal = LedgerJournal()
+    let big = PropertyListValue.string(String(repeating: "v", count: 60_000))
+    var entry = LedgerEntry(generation: 1, agreed: LedgerEntry.Agreed(big), origin: "a")
+    let versions = VersionVector(["a": 1])
+    entry.memory = MergeMemory(
+      versions: versions, record: versions,
+      data: .siblings([.init(stamp: Stamp(generation: 1, origin: "a"), value: big)]))
+    for index in 0..<8 {
+      ledger["k\(index)"] = entry
+      journal.note("k\(index)", entry)
+    }
+    guard let first = journal.pendingSave(of: ledger), case .append = first.kind else {
+      Issue.record("eight entries are appended")
+      return
+    }
+    journal.saved(first, ledger: ledger)
+    ledger["k8"] = entry
+    journal.note("k8", entry)
+    guard let second = journal.pendingSave(of: ledger), case .snapshot = second.kind else {
+      Issue.record("more than 512 KB of appended memories compact the file")
+      return
+    }
+    journal.saved(second, ledger: ledger)
+    #expect(journal.appendedMemoryBytes == 0)
+  }
+}
