@@ -30,8 +30,14 @@ struct TrackedWrite: Sendable, CustomStringConvertible {
   var key: String
   /// `nil` for a delete.
   var value: PropertyListValue?
+  /// The writer's local value just before the write (tracked for strategy keys, whose
+  /// checks look at what a write added and removed).
+  var prior: PropertyListValue?
   var writer: String
   var clock: VectorClock
+  /// The writer's knowledge of this key alone when it wrote: what a merge strategy, which
+  /// decides between changes of one key neither side had seen, orders by.
+  var keyClock = VectorClock()
   /// Position in execution order, to tell writes made after the last account switch.
   var order: Int
   var account: String
@@ -102,6 +108,8 @@ struct CausalHistory {
   private(set) var writesByKey: [String: [TrackedWrite]] = [:]
   /// Per device, across keys.
   private(set) var clocks: [String: VectorClock] = [:]
+  /// Per device and key: what the device saw of that key.
+  private var keyClocks: [String: [String: VectorClock]] = [:]
   /// A tombstone's identity (key, generation, origin, date) → the delete it carries.
   private var tombstones: [TombstoneID: String] = [:]
 
@@ -117,15 +125,35 @@ struct CausalHistory {
   /// explain an absence.
   @discardableResult
   mutating func recordWrite(
-    id: String, key: String, value: PropertyListValue?, writer: String, order: Int, account: String
+    id: String, key: String, value: PropertyListValue?, prior: PropertyListValue? = nil, writer: String, order: Int,
+    account: String
   ) -> TrackedWrite {
     clocks[writer, default: VectorClock()].tick(node(of: writer))
-    let write = TrackedWrite(
-      id: id, key: key, value: value, writer: writer, clock: clocks[writer] ?? VectorClock(), order: order,
-      account: account, overwrites: writer != Self.foreignWriter && account == Self.checkedAccount)
+    keyClocks[writer, default: [:]][key, default: VectorClock()].tick(node(of: writer))
+    var write = TrackedWrite(
+      id: id, key: key, value: value, prior: prior, writer: writer, clock: clocks[writer] ?? VectorClock(),
+      order: order, account: account, overwrites: writer != Self.foreignWriter && account == Self.checkedAccount)
+    write.keyClock = keyClocks[writer]?[key] ?? VectorClock()
     writes[id] = write
     writesByKey[key, default: []].append(write)
+    holders[id, default: []].insert(writer)
+    if let value, case .integer = value, numbers[key]?[value] == nil { numbers[key, default: [:]][value] = id }
     return write
+  }
+
+  /// Per key, the write each integer value came from (values of `.max` and `.min` keys
+  /// are unique to their write; see ``ScenarioStrategy``).
+  private(set) var numbers: [String: [PropertyListValue: String]] = [:]
+
+  /// `device`, changing accounts, may upload the value it holds of a collection key
+  /// (perhaps a merge no single write made) as its own: a write that overwrites nothing,
+  /// adding every element it holds.
+  mutating func recordImport(
+    of value: PropertyListValue, key: String, by device: String, order: Int, account: String
+  ) {
+    let id = "\(key)@\(device)\(order)"
+    recordWrite(id: id, key: key, value: value, writer: device, order: order, account: account)
+    setOverwrites(id, false)
   }
 
   /// How many times each device forgot what it knew (see ``forget(_:)``).
@@ -140,11 +168,22 @@ struct CausalHistory {
   /// `device` changed accounts: its ledger was reset, so the engine knows nothing of
   /// what the device had seen, nor of its own earlier writes. The values it holds stay,
   /// as values with no history; what it writes from now on follows only what it sees
-  /// from now on.
-  mutating func forget(_ device: String) {
+  /// from now on. Returns the writes no device knows of any more.
+  @discardableResult
+  mutating func forget(_ device: String) -> [String] {
     clocks[device] = VectorClock()
+    keyClocks[device] = [:]
     epochs[device, default: 0] += 1
+    var forgotten: [String] = []
+    for (id, devices) in holders where devices.contains(device) {
+      holders[id]?.remove(device)
+      if holders[id]?.isEmpty == true { forgotten.append(id) }
+    }
+    return forgotten
   }
+
+  /// Per write, the devices whose history holds it: its writer, and those that took it.
+  private var holders: [String: Set<String>] = [:]
 
   /// Per write, the imports of its value: when a device changes accounts, the values it
   /// holds stay, and those the new account lacks are uploaded there (DESIGN §4), a new
@@ -169,11 +208,21 @@ struct CausalHistory {
   /// loses it), so an account change, which resets that ledger, may lose it.
   private(set) var seenElsewhere: Set<String> = []
 
+  /// Per foreign write and device that took it, when it first did (a running count).
+  private var takenAt: [String: [String: Int]] = [:]
+  private var takings = 0
+
   /// `device` now holds the state of write `id`.
   mutating func observe(_ device: String, writeID id: String) {
     guard let write = writes[id] else { return }
+    holders[id, default: []].insert(device)
+    if write.isForeign, takenAt[id]?[device] == nil {
+      takings += 1
+      takenAt[id, default: [:]][device] = takings
+    }
     if device != write.writer { seenElsewhere.insert(id) }
     clocks[device, default: VectorClock()].merge(write.clock)
+    keyClocks[device, default: [:]][write.key, default: VectorClock()].merge(write.keyClock)
     if write.isForeign, !write.isDelete, !write.overwrites, !contested.contains(id) { setOverwrites(id, true) }
   }
 
@@ -198,6 +247,19 @@ struct CausalHistory {
     writesByKey[write.key] = writesByKey[write.key]?.map { $0.id == id ? write : $0 }
   }
 
+  /// Records that write `id` went out as the record stamped `stamp`.
+  mutating func nameStamp(_ stamp: Stamp, writeID id: String) {
+    guard let write = writes[id] else { return }
+    if stamps[write.key]?[stamp] == nil { stamps[write.key, default: [:]][stamp] = id }
+  }
+
+  /// The write a record stamp of `key` carries, when known.
+  func writeID(of stamp: Stamp, key: String) -> String? {
+    stamps[key]?[stamp]
+  }
+
+  private var stamps: [String: [Stamp: String]] = [:]
+
   mutating func nameTombstone(_ tombstone: TombstoneID, deleteID: String) {
     if tombstones[tombstone] == nil { tombstones[tombstone] = deleteID }
   }
@@ -220,16 +282,27 @@ struct CausalHistory {
   ///   leaves the key deleted.
   ///
   /// Only writes that may overwrite (see ``TrackedWrite/overwrites``) count as overwriting.
-  func violations(key: String, final: PropertyListValue?) -> [Violation] {
+  func violations(key: String, final: PropertyListValue?, perKey: Bool = false) -> [Violation] {
     let all = writesByKey[key] ?? []
     let eligible = all.filter(\.overwrites)
+    func clock(_ write: TrackedWrite) -> VectorClock { perKey ? write.keyClock : write.clock }
+    // Foreign values carry no order: one overwrites an earlier one only where a device
+    // took the earlier and then the later (devices that each took one, or took them the
+    // other way round, have nothing to order them by).
+    func orders(_ write: TrackedWrite, _ later: TrackedWrite) -> Bool {
+      guard write.isForeign, later.isForeign else { return true }
+      let (first, second) = (takenAt[write.id] ?? [:], takenAt[later.id] ?? [:])
+      return first.contains { device, at in second[device].map { at < $0 } ?? false }
+    }
     func dominator(of write: TrackedWrite) -> TrackedWrite? {
-      eligible.first { $0.id != write.id && write.clock.precedes($0.clock) }
+      eligible.first { $0.id != write.id && clock(write).precedes(clock($0)) && orders(write, $0) }
     }
     var found: [Violation] = []
     let resurrected = eligible.first { delete in
       delete.isDelete
-        && all.allSatisfy { $0.id == delete.id || $0.clock.precedes(delete.clock) || ($0.isForeign && $0.isDelete) }
+        && all.allSatisfy {
+          $0.id == delete.id || clock($0).precedes(clock(delete)) || ($0.isForeign && $0.isDelete)
+        }
     }
     if let final {
       if let resurrected {
@@ -238,7 +311,7 @@ struct CausalHistory {
             kind: .resurrection, key: key,
             message: "\(key) holds \(final.logDescription) after \(resurrected), which follows every write of it"))
       }
-      guard let id = WriteTag.id(in: final), let write = writes[id] else {
+      guard let id = WriteTag.id(in: final) ?? numbers[key]?[final], let write = writes[id] else {
         found.append(
           Violation(kind: .inventedValue, key: key, message: "\(key) holds \(final.logDescription), which nobody wrote")
         )

@@ -21,24 +21,24 @@ final class ScenarioRunner {
   static let widget = "W"
   static let promisedRounds = 3
 
-  private let scenario: Scenario
-  private let harness: Harness
-  private var history = CausalHistory()
+  let scenario: Scenario
+  let harness: Harness
+  var history = CausalHistory()
   /// Each device's local values as last observed.
-  private var known: [String: [String: PropertyListValue]] = [:]
+  var known: [String: [String: PropertyListValue]] = [:]
   /// The write whose state each device's local value is.
-  private var localWrite: [String: [String: String]] = [:]
+  var localWrite: [String: [String: String]] = [:]
   /// Per device and key, its local writes while the latest has not been pushed (each
   /// replaced the one before it locally), with the record the device's store held when
   /// the first was made.
-  private var unpushed: [String: [String: (ids: [String], before: PropertyListValue?)]] = [:]
-  private var accounts: [String: String] = [:]
+  var unpushed: [String: [String: (ids: [String], before: PropertyListValue?)]] = [:]
+  var accounts: [String: String] = [:]
   /// New installs before their initial download: the store discards what they write, so
   /// their writes may legitimately lose to the cloud (DESIGN §7).
-  private var awaitingDownload: Set<String> = []
-  private var outcome = ScenarioOutcome()
-  private let verbose: Bool
-  private let extraRounds: Int
+  var awaitingDownload: Set<String> = []
+  var outcome = ScenarioOutcome()
+  let verbose: Bool
+  let extraRounds: Int
 
   private init(_ scenario: Scenario, verbose: Bool, extraRounds: Int, suitePrefix: String, world: World) {
     self.extraRounds = extraRounds
@@ -62,6 +62,7 @@ final class ScenarioRunner {
         name, monitored: scenario.keys, initiallyDownloaded: name != scenario.newInstall, sharing: host
       ) { configuration in
         if shared { configuration.sharedByProcesses = true }
+        configuration.mergeStrategies = scenario.strategies.mapValues(\.merge)
         configuration.clock = clock
         configuration.tombstoneLifetime = nil
         configuration.debugEnabled = verbose
@@ -111,7 +112,7 @@ final class ScenarioRunner {
     Self.drainMainQueue()
   }
 
-  private func device(_ name: String) -> TestDevice {
+  func device(_ name: String) -> TestDevice {
     harness.device(name)
   }
 
@@ -119,7 +120,7 @@ final class ScenarioRunner {
 
   /// Runs `body`; when verbose, adds `label` and the decision logs it caused to the
   /// transcript.
-  private func transcribe(_ label: @autoclosure () -> String, _ body: () -> Void) {
+  func transcribe(_ label: @autoclosure () -> String, _ body: () -> Void) {
     guard verbose else { return body() }
     let counts = scenario.devices.map { device($0).logs.withLock { $0.count } }
     body()
@@ -130,31 +131,39 @@ final class ScenarioRunner {
     }
   }
 
-  private func execute(_ step: ScenarioStep, at index: Int) {
+  func execute(_ step: ScenarioStep, at index: Int) {
     transcribe("\(index): \(step)") { perform(step, at: index) }
   }
 
   private func perform(_ step: ScenarioStep, at index: Int) {
     switch step {
     case .set(let name, let key, let seed):
+      observeSharedSuite(name)
       let id = "\(name)\(index)"
-      let value = Self.value(id: id, seed: seed)
+      let prior = device(name).value(key)
+      let value =
+        scenario.strategies[key].map { $0.value(id: id, index: index, seed: seed, current: prior) }
+        ?? Self.value(id: id, seed: seed)
       let historyless = hasNoHistory(name, key) || awaitingDownload.contains(storeName(name))
       let before = device(name).store.value(forKey: key)
       device(name).set(value, key)
-      history.recordWrite(id: id, key: key, value: value, writer: name, order: index, account: account(name))
+      history.recordWrite(
+        id: id, key: key, value: value, prior: prior, writer: name, order: index, account: account(name))
       if historyless { history.disarm(id) }
       unpushed[name, default: [:]][key, default: ([], before)].ids.append(id)
       settlePushed(name)
       known[name, default: [:]][key] = value
       localWrite[name, default: [:]][key] = id
     case .remove(let name, let key):
+      observeSharedSuite(name)
       guard known[name]?[key] != nil else { break }
       let id = "\(name)\(index)x"
+      let prior = device(name).value(key)
       let historyless = hasNoHistory(name, key) || awaitingDownload.contains(storeName(name))
       let before = device(name).store.value(forKey: key)
       device(name).remove(key)
-      history.recordWrite(id: id, key: key, value: nil, writer: name, order: index, account: account(name))
+      history.recordWrite(
+        id: id, key: key, value: nil, prior: prior, writer: name, order: index, account: account(name))
       if historyless { history.disarm(id) }
       unpushed[name, default: [:]][key, default: ([], before)].ids.append(id)
       settlePushed(name)
@@ -180,14 +189,33 @@ final class ScenarioRunner {
         ExternalChange(reason: initial ? .initialSync : .serverChange, keys: keys), to: storeName(name))
     case .switchAccount(let name, let account):
       for id in (localWrite[name] ?? [:]).values { history.disarm(id) }
+      for (key, strategy) in scenario.strategies where strategy.isCollection {
+        for id in known[name]?[key].flatMap({ heldWrites(key, $0) }) ?? [] { history.disarm(id) }
+      }
       for write in history.writes.values where write.writer == name && !history.seenElsewhere.contains(write.id) {
         history.disarm(write.id)
       }
-      history.forget(name)
+      // A write every device that knew it has since forgotten, and the server no longer
+      // holds, may be lost (only the store's last-writer-wins had it, and let it go).
+      let server = harness.cloud.serverValues
+      for id in history.forget(name) {
+        guard let write = history.writes[id], !write.isForeign else { continue }
+        let held: Bool
+        switch RemoteState(storeValue: server[write.key]) {
+        case .record(let record): held = record.content.value == write.value
+        case .foreign(let value): held = value == write.value
+        default: held = false
+        }
+        if !held { history.disarm(id) }
+      }
       unpushed[name] = nil
       for key in scenario.keys {
-        guard let id = localWrite[name]?[key] else { continue }
-        history.recordImport(of: id, by: name, order: index, account: account)
+        if scenario.strategies[key]?.isCollection == true, let held = known[name]?[key] {
+          // A strategy key's value may be a merge no single write made: imported as held.
+          history.recordImport(of: held, key: key, by: name, order: index, account: account)
+        } else if let id = localWrite[name]?[key] {
+          history.recordImport(of: id, by: name, order: index, account: account)
+        }
       }
       harness.cloud.switchAccount(of: storeName(name), to: account)
       awaitingDownload.remove(storeName(name))
@@ -238,20 +266,26 @@ final class ScenarioRunner {
   /// history beats a never-synced device"). Without a lost ledger such an edit follows
   /// nothing, so this matters only after an account change reset the ledger while the
   /// device kept values it had seen.
-  private func hasNoHistory(_ name: String, _ key: String) -> Bool {
+  func hasNoHistory(_ name: String, _ key: String) -> Bool {
     device(name).coordinator.state.withLock { $0.ledger[key] == nil }
   }
 
+  /// A process sharing its suite sees the other process's writes there as they are
+  /// made: it holds them before it writes.
+  private func observeSharedSuite(_ name: String) {
+    if scenario.widgetHost != nil, name == Self.widget || name == scenario.widgetHost { observe(name) }
+  }
+
   /// The store a process uses: its own device's, or for the widget its host's.
-  private func storeName(_ name: String) -> String {
+  func storeName(_ name: String) -> String {
     name == Self.widget ? (scenario.widgetHost ?? name) : name
   }
 
-  private func account(_ name: String) -> String {
+  func account(_ name: String) -> String {
     accounts[name] ?? SimulatedCloud.defaultAccount
   }
 
-  private func notify(_ name: String) {
+  func notify(_ name: String) {
     let device = device(name)
     NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: device.defaults)
     device.coordinator.waitForPendingLocalEdits()
@@ -286,184 +320,5 @@ final class ScenarioRunner {
       }
     }
     restart(name)
-  }
-
-  // MARK: Observation
-
-  /// Reads the device's local values; every value that changed names the write the
-  /// device now holds, whose clock the device's clock merges.
-  private func observe(_ name: String) {
-    let device = device(name)
-    let locals = localValues(of: device)
-    let cache = device.store.cachedValues
-    settleUnpushed(name, locals: locals, cache: cache)
-    for key in scenario.keys where locals[key] != known[name]?[key] {
-      if let value = locals[key] {
-        if let id = WriteTag.id(in: value), history.writes[id]?.key == key {
-          history.observe(name, writeID: id)
-          localWrite[name, default: [:]][key] = id
-        } else {
-          localWrite[name]?[key] = nil
-          outcome.violations.append(
-            Violation(
-              kind: .inventedValue, message: "\(name) holds \(key) = \(value.logDescription), which nobody wrote"))
-        }
-      } else if let tombstone = Self.tombstone(key, in: cache), let id = history.deleteID(of: tombstone) {
-        history.observe(name, writeID: id)
-        localWrite[name, default: [:]][key] = id
-      } else {
-        localWrite[name]?[key] = nil
-      }
-    }
-    known[name] = locals
-    // Tombstones this device pushed carry the delete its local state is.
-    for key in scenario.keys where locals[key] == nil {
-      guard let tombstone = Self.tombstone(key, in: cache), tombstone.origin == name,
-        !history.isNamed(tombstone), let id = localWrite[name]?[key], history.writes[id]?.isDelete == true
-      else { continue }
-      history.nameTombstone(tombstone, deleteID: id)
-    }
-  }
-
-  /// Edits an inbound event replaced before they were pushed overwrite nothing: an
-  /// inbound store event prefers the remote value (DESIGN §4), and until an edit is
-  /// pushed no other device can have seen it. A write made after the device saw a later
-  /// write of another key is still such an edit while it is unpushed (in the Linux-plain
-  /// world, until a sync or a notification announces it), so these are counted apart
-  /// (``ScenarioOutcome/overwrittenBeforePush``), as zephyr-bench counts them.
-  private func settleUnpushed(
-    _ name: String, locals: [String: PropertyListValue], cache: [String: PropertyListValue]
-  ) {
-    settlePushed(name, cache: cache)
-    for (key, edit) in unpushed[name] ?? [:] {
-      guard let latest = edit.ids.last, let write = history.writes[latest] else { continue }
-      if locals[key] != write.value {
-        for id in edit.ids { history.disarm(id) }
-        outcome.overwrittenBeforePush += 1
-        unpushed[name]?[key] = nil
-      }
-    }
-  }
-
-  /// Forgets the unpushed edits of `name` that its store now holds as its own records.
-  private func settlePushed(_ name: String, cache: [String: PropertyListValue]? = nil) {
-    let cache = cache ?? device(name).store.cachedValues
-    let origin = device(name).coordinator.deviceID
-    for (key, edit) in unpushed[name] ?? [:] where cache[key] != edit.before {
-      guard let latest = edit.ids.last, let write = history.writes[latest],
-        case .record(let record) = RemoteState(storeValue: cache[key]),
-        record.origin == origin, record.content.value == write.value
-      else { continue }
-      unpushed[name]?[key] = nil
-    }
-  }
-
-  private static func tombstone(_ key: String, in values: [String: PropertyListValue]) -> CausalHistory.TombstoneID? {
-    guard case .record(let record) = RemoteState(storeValue: values[key]),
-      case .deleted(let date) = record.content
-    else { return nil }
-    return CausalHistory.TombstoneID(key: key, generation: record.generation, origin: record.origin, date: date)
-  }
-
-  /// The device's values of the scenario's keys. Read with `object(forKey:)`, several
-  /// times cheaper than the persistent domain; nothing registers defaults for these keys.
-  private func localValues(of device: TestDevice) -> [String: PropertyListValue] {
-    var values: [String: PropertyListValue] = [:]
-    for key in scenario.keys {
-      if let raw = device.defaults.object(forKey: key), let value = PropertyListValue(bridging: raw) {
-        values[key] = value
-      }
-    }
-    return values
-  }
-
-  /// The device's values of the scenario's keys, from its persistent domain.
-  private func persistentValues(of device: TestDevice) -> [String: PropertyListValue] {
-    let domain = device.defaults.persistentDomain(forName: device.suiteName) ?? [:]
-    var values: [String: PropertyListValue] = [:]
-    for key in scenario.keys {
-      if let raw = domain[key], let value = PropertyListValue(bridging: raw) { values[key] = value }
-    }
-    return values
-  }
-
-  // MARK: The end
-
-  /// What every device and the server hold, when they all agree; otherwise `nil` and
-  /// the disagreement.
-  private func agreement() -> (state: [String: PropertyListValue?]?, disagreement: String) {
-    let server = harness.cloud.serverValues
-    var state: [String: PropertyListValue?] = [:]
-    var problems: [String] = []
-    let locals = scenario.devices.map { ($0, persistentValues(of: device($0))) }
-    for key in scenario.keys {
-      let expected: PropertyListValue?
-      switch RemoteState(storeValue: server[key]) {
-      case .absent: expected = nil
-      case .foreign(let value): expected = value
-      case .record(let record):
-        if case .value(let value) = record.content { expected = value } else { expected = nil }
-      case .malformed, .unsupported:
-        problems.append("server holds an unreadable \(key)")
-        continue
-      }
-      state[key] = expected
-      for (name, values) in locals where values[key] != expected {
-        problems.append(
-          "\(key): server \(expected?.logDescription ?? "deleted"), \(name) \(values[key]?.logDescription ?? "deleted")"
-        )
-      }
-    }
-    return problems.isEmpty ? (state, "") : (nil, problems.joined(separator: "; "))
-  }
-
-  private func finish() {
-    for name in scenario.devices where account(name) != SimulatedCloud.defaultAccount {
-      execute(.switchAccount(name, to: SimulatedCloud.defaultAccount), at: scenario.steps.count)
-    }
-    var converged: [String: PropertyListValue?]?
-    var disagreement = ""
-    for round in 0...Self.maximumRounds {
-      if round > 0 {
-        transcribe("round \(round)") { harness.round() }
-        for name in scenario.devices { observe(name) }
-      }
-      (converged, disagreement) = agreement()
-      if converged != nil {
-        outcome.roundsToConverge = round
-        break
-      }
-    }
-    guard let converged else {
-      outcome.violations.append(
-        Violation(kind: .convergence, message: "no agreement after \(Self.maximumRounds) rounds: \(disagreement)"))
-      return
-    }
-    if let rounds = outcome.roundsToConverge, rounds > Self.promisedRounds {
-      outcome.violations.append(Violation(kind: .convergence, message: "agreement took \(rounds) rounds"))
-    }
-
-    for extra in 1...max(extraRounds, 1) {
-      let writes = scenario.devices.map { device($0).store.statistics.writes }
-      transcribe("quiet round \(extra)") { harness.round() }
-      let after = scenario.devices.map { device($0).store.statistics.writes }
-      if after != writes {
-        let detail = zip(scenario.devices, zip(writes, after)).filter { $1.0 != $1.1 }
-          .map { "\($0.0) wrote \($0.1.1 - $0.1.0)" }
-        outcome.violations.append(
-          Violation(kind: .quiet, message: "round \(extra) after agreement wrote: \(detail)"))
-      }
-      let (again, change) = agreement()
-      if again.map({ $0 != converged }) ?? true {
-        outcome.violations.append(
-          Violation(kind: .stability, message: "round \(extra) after agreement changed it: \(change)"))
-      }
-      if !outcome.violations.isEmpty { break }
-    }
-
-    for key in scenario.keys {
-      let final = converged[key] ?? nil
-      outcome.violations += history.violations(key: key, final: final)
-    }
   }
 }

@@ -106,12 +106,22 @@ struct Scenario: Sendable, CustomStringConvertible {
   /// The device whose app-group suite and store the process `W` shares (an app extension:
   /// its own instance of the suite, its own ledger folder); `W` is then among ``devices``.
   var widgetHost: String?
+  /// Keys merged by a strategy; the others are last-writer-wins.
+  var strategies: [String: ScenarioStrategy] = [:]
+
+  /// The keys a scenario may give a strategy.
+  static let strategyKeys = ["k2", "n"]
 
   var description: String {
     "Scenario(seed: \(seed), devices: \(devices), steps: [\n"
       + steps.map { "  \($0)," }.joined(separator: "\n") + "\n]"
       + (newInstall.map { ", newInstall: \"\($0)\"" } ?? "")
-      + (widgetHost.map { ", widgetHost: \"\($0)\"" } ?? "") + ")"
+      + (widgetHost.map { ", widgetHost: \"\($0)\"" } ?? "")
+      + (strategies.isEmpty
+        ? ""
+        : ", strategies: ["
+          + strategies.keys.sorted().map { "\"\($0)\": \(strategies[$0] ?? .set)" }
+          .joined(separator: ", ") + "]") + ")"
   }
 
   /// The scenario that seed `seed` generates: 3–5 devices and `stepCount` steps (by
@@ -128,6 +138,14 @@ struct Scenario: Sendable, CustomStringConvertible {
     var accounts = Dictionary(uniqueKeysWithValues: devices.map { ($0, SimulatedAccount.default) })
     var steps: [ScenarioStep] = []
     let keys = Scenario.keys
+    // Two scenarios in three merge two of their keys by a strategy, each strategy as often.
+    var strategies: [String: ScenarioStrategy] = [:]
+    if seed % 3 != 1 {
+      var pick = SeededGenerator(seed: seed &+ 0x5EED)
+      for key in strategyKeys { strategies[key] = ScenarioStrategy.allCases.randomElement(using: &pick) }
+    }
+    // Foreign writers (an old app version) write last-writer-wins keys only.
+    let foreignKeys = keys.filter { strategies[$0] == nil }
     func someKeys() -> [String] {
       keys.filter { _ in Bool.random(using: &random) }
     }
@@ -148,10 +166,11 @@ struct Scenario: Sendable, CustomStringConvertible {
         steps.append(.event(device, keys: keys, initialSync: Int.random(in: 0..<5, using: &random) == 0))
       case 89..<92: steps.append(.restart(device))
       case 92..<95 where flavor.foreignWrites:
+        let target = foreignKeys.contains(key) ? key : foreignKeys.randomElement(using: &random) ?? key
         if roll == 94 {
-          steps.append(.foreignRemove(key))
+          steps.append(.foreignRemove(target))
         } else {
-          steps.append(.foreignWrite(key, seed: random.next() % 1_000_000))
+          steps.append(.foreignWrite(target, seed: random.next() % 1_000_000))
         }
       case 95..<98 where flavor.accountSwitches:
         let target = accounts[device] == .default ? SimulatedAccount.other : .default
@@ -173,7 +192,7 @@ struct Scenario: Sendable, CustomStringConvertible {
     // One scenario in three has a new install among its devices.
     return Scenario(
       seed: seed, devices: devices, steps: steps, newInstall: seed % 3 == 0 ? devices.first : nil,
-      widgetHost: widgetHost)
+      widgetHost: widgetHost, strategies: strategies)
   }
 }
 

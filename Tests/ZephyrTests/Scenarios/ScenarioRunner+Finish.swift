@@ -1,0 +1,90 @@
+import Foundation
+import ZephyrTesting
+
+@testable import Zephyr
+
+extension ScenarioRunner {
+  // MARK: The end
+
+  /// What every device and the server hold, when they all agree; otherwise `nil` and
+  /// the disagreement.
+  private func agreement() -> (state: [String: PropertyListValue?]?, disagreement: String) {
+    let server = harness.cloud.serverValues
+    var state: [String: PropertyListValue?] = [:]
+    var problems: [String] = []
+    let locals = scenario.devices.map { ($0, persistentValues(of: device($0))) }
+    for key in scenario.keys {
+      let expected: PropertyListValue?
+      switch RemoteState(storeValue: server[key]) {
+      case .absent: expected = nil
+      case .foreign(let value): expected = value
+      case .record(let record):
+        if case .value(let value) = record.content { expected = value } else { expected = nil }
+      case .malformed, .unsupported:
+        problems.append("server holds an unreadable \(key)")
+        continue
+      }
+      state[key] = expected
+      for (name, values) in locals where values[key] != expected {
+        problems.append(
+          "\(key): server \(expected?.logDescription ?? "deleted"), \(name) \(values[key]?.logDescription ?? "deleted")"
+        )
+      }
+    }
+    return problems.isEmpty ? (state, "") : (nil, problems.joined(separator: "; "))
+  }
+
+  func finish() {
+    for name in scenario.devices where account(name) != SimulatedCloud.defaultAccount {
+      execute(.switchAccount(name, to: SimulatedCloud.defaultAccount), at: scenario.steps.count)
+    }
+    var converged: [String: PropertyListValue?]?
+    var disagreement = ""
+    for round in 0...Self.maximumRounds {
+      if round > 0 {
+        transcribe("round \(round)") { harness.round() }
+        for name in scenario.devices { observe(name) }
+      }
+      (converged, disagreement) = agreement()
+      if converged != nil {
+        outcome.roundsToConverge = round
+        break
+      }
+    }
+    guard let converged else {
+      outcome.violations.append(
+        Violation(kind: .convergence, message: "no agreement after \(Self.maximumRounds) rounds: \(disagreement)"))
+      return
+    }
+    if let rounds = outcome.roundsToConverge, rounds > Self.promisedRounds {
+      outcome.violations.append(Violation(kind: .convergence, message: "agreement took \(rounds) rounds"))
+    }
+
+    for extra in 1...max(extraRounds, 1) {
+      let writes = scenario.devices.map { device($0).store.statistics.writes }
+      transcribe("quiet round \(extra)") { harness.round() }
+      let after = scenario.devices.map { device($0).store.statistics.writes }
+      if after != writes {
+        let detail = zip(scenario.devices, zip(writes, after)).filter { $1.0 != $1.1 }
+          .map { "\($0.0) wrote \($0.1.1 - $0.1.0)" }
+        outcome.violations.append(
+          Violation(kind: .quiet, message: "round \(extra) after agreement wrote: \(detail)"))
+      }
+      let (again, change) = agreement()
+      if again.map({ $0 != converged }) ?? true {
+        outcome.violations.append(
+          Violation(kind: .stability, message: "round \(extra) after agreement changed it: \(change)"))
+      }
+      if !outcome.violations.isEmpty { break }
+    }
+
+    for key in scenario.keys {
+      let final = converged[key] ?? nil
+      if let strategy = scenario.strategies[key] {
+        outcome.violations += history.violations(key: key, final: final, strategy: strategy)
+      } else {
+        outcome.violations += history.violations(key: key, final: final)
+      }
+    }
+  }
+}

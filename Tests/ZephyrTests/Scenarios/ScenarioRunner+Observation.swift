@@ -1,0 +1,147 @@
+import Foundation
+import ZephyrTesting
+
+@testable import Zephyr
+
+extension ScenarioRunner {
+  // MARK: Observation
+
+  /// Reads the device's local values; every value that changed names the write the
+  /// device now holds (or, for a collection merged by a strategy, the writes whose
+  /// elements or entries it holds), whose clock the device's clock merges.
+  func observe(_ name: String) {
+    let device = device(name)
+    let locals = localValues(of: device)
+    let cache = device.store.cachedValues
+    settleUnpushed(name, locals: locals, cache: cache)
+    for key in scenario.keys where locals[key] != known[name]?[key] {
+      if let value = locals[key] {
+        if let ids = heldWrites(key, value) {
+          for id in ids { history.observe(name, writeID: id) }
+          let single = scenario.strategies[key]?.isCollection != true && ids.count == 1
+          localWrite[name, default: [:]][key] = single ? ids.first : nil
+        } else {
+          localWrite[name]?[key] = nil
+          outcome.violations.append(
+            Violation(
+              kind: .inventedValue, message: "\(name) holds \(key) = \(value.logDescription), which nobody wrote"))
+        }
+      } else if let tombstone = Self.tombstone(key, in: cache), let id = history.deleteID(of: tombstone) {
+        history.observe(name, writeID: id)
+        localWrite[name, default: [:]][key] = id
+      } else {
+        localWrite[name]?[key] = nil
+      }
+    }
+    known[name] = locals
+    observeSiblings(name)
+    // Tombstones this device pushed carry the delete its local state is.
+    for key in scenario.keys where locals[key] == nil {
+      guard let tombstone = Self.tombstone(key, in: cache), tombstone.origin == name,
+        !history.isNamed(tombstone), let id = localWrite[name]?[key], history.writes[id]?.isDelete == true
+      else { continue }
+      history.nameTombstone(tombstone, deleteID: id)
+    }
+  }
+
+  /// Edits an inbound event replaced before they were pushed overwrite nothing: an
+  /// inbound store event prefers the remote value (DESIGN §4), and until an edit is
+  /// pushed no other device can have seen it. A write made after the device saw a later
+  /// write of another key is still such an edit while it is unpushed (in the Linux-plain
+  /// world, until a sync or a notification announces it), so these are counted apart
+  /// (``ScenarioOutcome/overwrittenBeforePush``), as zephyr-bench counts them.
+  private func settleUnpushed(
+    _ name: String, locals: [String: PropertyListValue], cache: [String: PropertyListValue]
+  ) {
+    settlePushed(name, cache: cache)
+    for (key, edit) in unpushed[name] ?? [:] {
+      guard let latest = edit.ids.last, let write = history.writes[latest] else { continue }
+      switch scenario.strategies[key] {
+      case let strategy? where strategy.isCollection:
+        // A collection's edit is merged, never replaced: its checks look at its parts.
+        unpushed[name]?[key] = nil
+        continue
+      case .max?, .min?:
+        // Merged with a number, an edit is kept or outdone: only a delete replaces it.
+        guard locals[key] == nil, write.value != nil else { continue }
+      default:
+        break
+      }
+      if locals[key] != write.value {
+        for id in edit.ids { history.disarm(id) }
+        outcome.overwrittenBeforePush += 1
+        unpushed[name]?[key] = nil
+      }
+    }
+  }
+
+  /// Forgets the unpushed edits of `name` that its store now holds as its own records.
+  func settlePushed(_ name: String, cache: [String: PropertyListValue]? = nil) {
+    let cache = cache ?? device(name).store.cachedValues
+    let origin = device(name).coordinator.deviceID
+    for (key, edit) in unpushed[name] ?? [:] where cache[key] != edit.before {
+      guard let latest = edit.ids.last, let write = history.writes[latest],
+        case .record(let record) = RemoteState(storeValue: cache[key]),
+        record.origin == origin, record.content.value == write.value
+      else { continue }
+      history.nameStamp(record.stamp, writeID: latest)
+      unpushed[name]?[key] = nil
+    }
+  }
+
+  private static func tombstone(_ key: String, in values: [String: PropertyListValue]) -> CausalHistory.TombstoneID? {
+    guard case .record(let record) = RemoteState(storeValue: values[key]),
+      case .deleted(let date) = record.content
+    else { return nil }
+    return CausalHistory.TombstoneID(key: key, generation: record.generation, origin: record.origin, date: date)
+  }
+
+  /// The device's values of the scenario's keys. Read with `object(forKey:)`, several
+  /// times cheaper than the persistent domain; nothing registers defaults for these keys.
+  private func localValues(of device: TestDevice) -> [String: PropertyListValue] {
+    var values: [String: PropertyListValue] = [:]
+    for key in scenario.keys {
+      if let raw = device.defaults.object(forKey: key), let value = PropertyListValue(bridging: raw) {
+        values[key] = value
+      }
+    }
+    return values
+  }
+
+  /// The device's values of the scenario's keys, from its persistent domain.
+  func persistentValues(of device: TestDevice) -> [String: PropertyListValue] {
+    let domain = device.defaults.persistentDomain(forName: device.suiteName) ?? [:]
+    var values: [String: PropertyListValue] = [:]
+    for key in scenario.keys {
+      if let raw = domain[key], let value = PropertyListValue(bridging: raw) { values[key] = value }
+    }
+    return values
+  }
+
+  /// The writes a local value of `key` holds: the one whose value it is, or for a
+  /// collection merged by a strategy those whose elements or entries it holds; `nil` when
+  /// it holds something nobody wrote.
+  func heldWrites(_ key: String, _ value: PropertyListValue) -> [String]? {
+    let ids: [String]?
+    if let strategy = scenario.strategies[key] {
+      ids = strategy.writeIDs(in: value, numbers: history.numbers[key] ?? [:])
+    } else {
+      ids = WriteTag.id(in: value).map { [$0] }
+    }
+    guard let ids, ids.allSatisfy({ history.writes[$0]?.key == key }) else { return nil }
+    return ids
+  }
+
+  /// A `.max`, `.min` or `.custom` key's state holds every sibling a merge kept, shown or
+  /// not: the device has seen each of those writes, and a later write of its replaces
+  /// them (read from the device's ledger, the state the engine merges from).
+  private func observeSiblings(_ name: String) {
+    for (key, strategy) in scenario.strategies where !strategy.isCollection {
+      let memory = device(name).coordinator.state.withLock { $0.ledger[key]?.memory }
+      guard case .siblings(let siblings)? = memory?.data else { continue }
+      for sibling in siblings {
+        if let id = history.writeID(of: sibling.stamp, key: key) { history.observe(name, writeID: id) }
+      }
+    }
+  }
+}
