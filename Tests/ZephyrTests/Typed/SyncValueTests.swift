@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ZephyrTesting
 
 @testable import Zephyr
 
@@ -39,7 +40,6 @@ struct SyncValueTests {
 
   @Test func valuesOfAnotherTypeDoNotDecode() {
     #expect(Int(propertyList: .string("7")) == nil)
-    #expect(Bool(propertyList: .integer(2)) == nil)
     #expect(String(propertyList: .integer(1)) == nil)
     #expect([String](propertyList: .array([.string("a"), .integer(1)])) == nil)
     #expect([String: Int](propertyList: .dictionary(["a": .string("b")])) == nil)
@@ -51,6 +51,39 @@ struct SyncValueTests {
   @Test func lenientReadsMatchWhatUserDefaultsAccessorsAccept() {
     #expect(Bool(propertyList: .integer(1)) == true)
     #expect(Double(propertyList: .integer(14)) == 14)
+  }
+
+  /// `integer(forKey:)` reads a stored 14.0 as 14, and `bool(forKey:)` reads any number;
+  /// typed keys read numbers as leniently, but parse no strings.
+  @Test func numbersReadAsUserDefaultsNumericAccessorsReadThem() {
+    #expect(Int(propertyList: .double(14)) == 14)
+    #expect(Int(propertyList: .double(-3)) == -3)
+    #expect(Int(propertyList: .double(14.5)) == nil, "a fraction is no integer")
+    #expect(Int(propertyList: .double(1e300)) == nil, "out of Int's range")
+    #expect(Int(propertyList: .double(.nan)) == nil)
+    #expect(Bool(propertyList: .integer(2)) == true)
+    #expect(Bool(propertyList: .integer(0)) == false)
+    #expect(Bool(propertyList: .double(0.5)) == true)
+    #expect(Bool(propertyList: .double(0)) == false)
+    #expect(Double(propertyList: .integer(-7)) == -7)
+    #expect(Int(propertyList: .string("14")) == nil, "strings are not parsed")
+    #expect(Bool(propertyList: .string("YES")) == nil, "strings are not parsed")
+    #expect(Double(propertyList: .string("1.5")) == nil, "strings are not parsed")
+  }
+
+  /// Written through plain `UserDefaults` by other code, read through typed keys as the
+  /// accessors read them.
+  @Test func aKeyReadsNumbersWrittenThroughPlainUserDefaultsAsItsAccessorsDo() {
+    let harness = Harness()
+    let a = harness.device("A")
+    a.defaults.set(14.0, forKey: "count")
+    a.defaults.set(2, forKey: "flag")
+    a.defaults.set(12, forKey: "size")
+    #expect(a.coordinator[Keys.count] == a.defaults.integer(forKey: "count"))
+    #expect(a.coordinator[Keys.count] == 14)
+    #expect(a.coordinator[Keys.flag] == a.defaults.bool(forKey: "flag"))
+    #expect(a.coordinator[Keys.flag] == true)
+    #expect(a.coordinator[Keys.size] == 12)
   }
 
   @Test func aKeyReadsItsDefaultWhenAbsentOrOfAnotherType() {
