@@ -1,14 +1,20 @@
 import Foundation
 
 extension SyncCoordinator {
-  /// The key's value: read from the suite's persistent domain (never from registered
-  /// defaults), or the key's default when it holds none or a value of another type.
-  /// Setting it writes `UserDefaults` at once and pushes this one key.
+  /// The key's value, as `UserDefaults` and `@AppStorage` read it: what
+  /// `object(forKey:)` returns (the persistent domain, else a launch argument or a
+  /// registered default), decoded; else the key's default. Setting it writes
+  /// `UserDefaults` at once and pushes this one key.
   ///
   /// ```swift
   /// coordinator[Settings.theme] = "dark"   // a read on the next line sees "dark"
   /// coordinator[Settings.theme]            // "dark"
   /// ```
+  ///
+  /// A read is one `object(forKey:)` call, whatever the number of keys. A value
+  /// registered with `register(defaults:)` reads like a stored one, as with
+  /// `UserDefaults.string(forKey:)`, but is never synced: syncing reads the persistent
+  /// domain only.
   ///
   /// A set is written to `UserDefaults` before it returns, as Zephyr's own write (its
   /// `didChangeNotification` is not taken for an unknown edit), and pushed on Zephyr's
@@ -36,7 +42,7 @@ extension SyncCoordinator {
   }
 
   /// Removes the key's value, locally and then, as a tombstone, on every device; a read
-  /// then returns the key's default.
+  /// then returns the key's default (or a registered default; see ``subscript(_:)``).
   ///
   /// ```swift
   /// coordinator.removeValue(for: Settings.theme)
@@ -59,16 +65,10 @@ extension SyncCoordinator {
     emitLogs()
   }
 
-  /// The persistent-domain value of `name`, read with `object(forKey:)`; confirmed
-  /// against the whole persistent domain only when it may come from elsewhere (a value
-  /// the ledger did not agree on and no typed write wrote, or a registered key).
+  /// The value a typed read decodes: what `object(forKey:)` returns for `name`, in one
+  /// call (see ``subscript(_:)``).
   func storedValue(forKey name: String) -> PropertyListValue? {
-    let (agreed, typed) = state.withLock { ($0.ledger[name], $0.lane.typedWrites[name]) }
-    let snapshot = domain.values(forKeys: [name]) { _, value in
-      if case .written(let written)? = typed, written == value { return true }
-      return agreed?.agrees(with: value) ?? false
-    }
-    return snapshot.values[name]
+    domain.visibleValue(forKey: name)
   }
 
   /// Writes `value` (or removes the key, for `nil`) as Zephyr's own write, tells the

@@ -56,15 +56,32 @@ struct TypedKeyTests {
     #expect(plain.integer(forKey: "density") == 1)
   }
 
-  @Test func readsComeFromThePersistentDomainElseTheDefault() {
+  /// A typed read returns what `object(forKey:)` returns, as `UserDefaults`' accessors and
+  /// `@AppStorage` do: a registered default reads as the value. Syncing never uploads it.
+  @Test func readsReturnWhatUserDefaultsReturnsRegisteredDefaultsIncludedElseTheKeysDefault() {
     let harness = Harness()
     let a = harness.device("A")
-    #expect(a.coordinator[Keys.theme] == "light")
-    a.defaults.register(defaults: ["count": 99])
-    defer { a.defaults.register(defaults: ["count": 7]) }
-    #expect(a.coordinator[Keys.count] == 7, "a registered default is not a stored value")
-    a.set(.integer(5), "count")
-    #expect(a.coordinator[Keys.count] == 5, "a value written through plain UserDefaults reads typed")
+    // `register(defaults:)` is shared by every suite in the process: a key of this test's own.
+    let name = "registered.\(UUID().uuidString.prefix(8))"
+    let key = SyncKey<Int>(name, default: 7)
+    #expect(a.coordinator[key] == 7)
+
+    a.defaults.register(defaults: [name: 99])
+    #expect(a.coordinator[key] == 99, "as integer(forKey:) and @AppStorage read it")
+    #expect(a.coordinator[key] == a.defaults.integer(forKey: name))
+    a.settle()
+    a.coordinator.sync()
+    #expect(a.store.value(forKey: name) == nil, "a registered default is never uploaded")
+
+    a.set(.integer(5), name)
+    #expect(a.coordinator[key] == 5, "a value written through plain UserDefaults reads typed")
+    a.coordinator.removeValue(for: key)
+    #expect(a.coordinator[key] == 99, "removed: the registered default shows again")
+    a.settle()
+    if case .deleted? = a.record(name)?.content {
+    } else {
+      Issue.record("expected a tombstone: \(a.record(name) as Any)")
+    }
   }
 
   @Test func aStoredValueOfAnotherTypeReadsAsTheDefault() {

@@ -8,6 +8,13 @@ import ZephyrTesting
 /// writing thread) and counts the calls that read the whole persistent domain.
 private final class CountingDefaults: UserDefaults {
   let domainReads = Locked(0)
+  /// `object(forKey:)` calls, by key.
+  let keyReads = Locked<[String: Int]>([:])
+
+  override func object(forKey defaultName: String) -> Any? {
+    keyReads.withLock { $0[defaultName, default: 0] += 1 }
+    return super.object(forKey: defaultName)
+  }
 
   override func persistentDomain(forName domainName: String) -> [String: Any]? {
     domainReads.withLock { $0 += 1 }
@@ -30,8 +37,8 @@ private final class CountingDefaults: UserDefaults {
   }
 }
 
-/// What a typed set costs: one store write, one `synchronize()` per batch, and no read of
-/// the domain, however many keys are synced.
+/// What typed keys cost: a set makes one store write, one `synchronize()` per batch, and
+/// no read of the domain, however many keys are synced; a get is one `object(forKey:)`.
 struct TypedWriteCostTests {
   /// A device with `count` other keys synced and monitored, on a counting suite.
   private struct Setup {
@@ -114,5 +121,34 @@ struct TypedWriteCostTests {
     setup.defaults.set("plain", forKey: "other.3")
     setup.coordinator.waitForPendingLocalEdits()
     #expect(setup.defaults.domainReads.withLock { $0 } == 1)
+  }
+
+  /// Reads that used to be confirmed against the whole domain: a value written through
+  /// plain `UserDefaults`, a registered default, a key too long to sync.
+  @Test func tenTypedGetsReadNoDomainWithAThousandOtherKeys() throws {
+    let setup = try Setup(otherKeys: 1_000)
+    defer { setup.tearDown() }
+    let registeredName = "registered.\(UUID().uuidString.prefix(8))"  // registrations are process-wide
+    let plain = SyncKey<String>("plain", default: "")
+    let registered = SyncKey<String>(registeredName, default: "key default")
+    let refused = SyncKey<String>(String(repeating: "r", count: 65), default: "")
+    setup.defaults.set("written plainly", forKey: plain.name)
+    setup.defaults.register(defaults: [registeredName: "registered"])
+    setup.defaults.set("long", forKey: refused.name)
+    let keys = [plain, registered, refused]
+    for key in keys { _ = setup.coordinator[key] }  // first uses
+    setup.coordinator.waitForPendingLocalEdits()
+    setup.defaults.domainReads.withLock { $0 = 0 }
+    setup.defaults.keyReads.withLock { $0 = [:] }
+
+    for _ in 0..<10 {
+      for key in keys { _ = setup.coordinator[key] }
+    }
+
+    #expect(setup.defaults.domainReads.withLock { $0 } == 0, "a get read the whole domain")
+    #expect(setup.defaults.keyReads.withLock { $0 } == [plain.name: 10, registeredName: 10, refused.name: 10])
+    #expect(setup.coordinator[plain] == "written plainly")
+    #expect(setup.coordinator[registered] == "registered")
+    #expect(setup.coordinator[refused] == "long")
   }
 }
