@@ -21,7 +21,11 @@ extension SyncCoordinator {
   /// local-edit queue: sets made in a row are pushed as one batch, with one
   /// `synchronize()`. The push knows its key, so it never reads the whole domain: it
   /// costs the same with 10 synced keys or 1,000. A set made while an operation runs is
-  /// pushed after it. Setting an optional key to `nil` removes it, on every device.
+  /// pushed after it. Setting an optional key to `nil` removes it, on every device. A
+  /// value that cannot be encoded (a `Codable` whose `encode(to:)` throws) is not
+  /// written: the key keeps its value, locally and in the store, a warning is logged and
+  /// ``status`` lists the key as ``RefusalReason/unencodable(_:)`` until a set of it
+  /// succeeds.
   ///
   /// Another device's change of the key arriving before the push meets the set as a
   /// conflict, like any local edit not pushed yet: under `.lastWriterWins` the inbound
@@ -37,7 +41,14 @@ extension SyncCoordinator {
       return key.value(from: storedValue(forKey: key.name))
     }
     set {
-      writeTyped(newValue.propertyList, for: key)
+      let stored: PropertyListValue?
+      do {
+        stored = try newValue.propertyList
+      } catch {
+        refuseTypedWrite(of: key, error)
+        return
+      }
+      writeTyped(stored, for: key)
     }
   }
 
@@ -78,12 +89,38 @@ extension SyncCoordinator {
     let name = key.name
     // Recorded before the write: a pull that writes the key meanwhile marks it to be
     // read again, whichever of the two writes lands last.
-    state.withLock { $0.lane.typedWrites[name] = .written(value) }
+    state.withLock { state in
+      state.lane.typedWrites[name] = .written(value)
+      state.status.clearTypedRefusal(of: name)
+    }
     let echoes = OwnWriteMarker.write(by: id) {
       if let value { domain.set(value, forKey: name) } else { domain.remove(forKey: name) }
     }
     // More than our own announcement: an observer edited the suite from inside our write.
     schedulePush(diffingDomain: echoes > 1)
     publish([name: value])
+  }
+
+  /// Refuses a set whose value could not be encoded: nothing is written or pushed, a
+  /// warning names the key and the error, and ``status`` lists the key until a set of it
+  /// succeeds. It still counts as the key's first use.
+  func refuseTypedWrite<Value>(of key: SyncKey<Value>, _ error: any Error) {
+    use(key)
+    let reason = RefusalReason.unencodable(Self.describe(error))
+    state.withLock { state in
+      if state.status.refuseTypedWrite(of: key.name, reason) {
+        state.warn("refused typed write of \(key.name): \(reason); UserDefaults and the store keep the key's value")
+      }
+    }
+    emitLogs()
+  }
+
+  /// An encoding error as a short phrase: what the value's own encoding said (the
+  /// encoder wraps it in an error about the top-level value), and where.
+  private static func describe(_ error: any Error) -> String {
+    guard case .invalidValue(_, let context) = error as? EncodingError else { return String(describing: error) }
+    if let underlying = context.underlyingError { return describe(underlying) }
+    let path = context.codingPath.map(\.stringValue).filter { !$0.isEmpty }
+    return path.isEmpty ? context.debugDescription : "\(context.debugDescription) at \(path.joined(separator: "."))"
   }
 }

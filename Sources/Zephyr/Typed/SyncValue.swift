@@ -36,13 +36,20 @@ import Foundation
 /// key reads an integer, a `Bool` key reads any number (non-zero is `true`). Strings are
 /// never parsed: `"14"` or `"YES"` read as the default, although `integer(forKey:)` and
 /// `bool(forKey:)` would parse them.
+///
+/// Writing can fail: a `Codable` value whose `encode(to:)` throws has no stored form. A
+/// typed write of it is refused (nothing is written, locally or to the store) and listed
+/// in ``SyncCoordinator/status`` as ``RefusalReason/unencodable(_:)``.
 public protocol SyncValue: Sendable {
   /// The value decoded from its stored form, or `nil` when `propertyList` is not a value
   /// of this type.
   init?(propertyList: PropertyListValue)
 
   /// The value's stored form; `nil` means "no value": writing it removes the key.
-  var propertyList: PropertyListValue? { get }
+  ///
+  /// Throws when the value has no stored form (a `Codable` value whose encoding fails),
+  /// which is not the same as `nil`: a write of it is refused, and removes nothing.
+  var propertyList: PropertyListValue? { get throws }
 }
 
 extension Bool: SyncValue {

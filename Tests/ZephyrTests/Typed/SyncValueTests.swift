@@ -6,34 +6,34 @@ import ZephyrTesting
 
 /// How each kind of value is stored, and how a stored value of another type reads.
 struct SyncValueTests {
-  @Test func primitivesAreStoredAsTheirPlainPropertyListValue() {
+  @Test func primitivesAreStoredAsTheirPlainPropertyListValue() throws {
     #expect(true.propertyList == .bool(true))
     #expect(42.propertyList == .integer(42))
     #expect(1.5.propertyList == .double(1.5))
     #expect("dusk".propertyList == .string("dusk"))
     #expect(Date(timeIntervalSince1970: 9).propertyList == .date(Date(timeIntervalSince1970: 9)))
     #expect(Data([1, 2]).propertyList == .data(Data([1, 2])))
-    #expect(["a", "b"].propertyList == .array([.string("a"), .string("b")]))
-    #expect(["a": 1].propertyList == .dictionary(["a": .integer(1)]))
-    #expect(String?.none.propertyList == nil)
-    #expect(Theme.dusk.propertyList == .string("dusk"))
+    #expect(try ["a", "b"].propertyList == .array([.string("a"), .string("b")]))
+    #expect(try ["a": 1].propertyList == .dictionary(["a": .integer(1)]))
+    #expect(try String?.none.propertyList == nil)
+    #expect(try Theme.dusk.propertyList == .string("dusk"))
   }
 
-  @Test func aTypeBothRawRepresentableAndCodableIsStoredAsItsRawValue() {
-    #expect(Density.compact.propertyList == .integer(1))
+  @Test func aTypeBothRawRepresentableAndCodableIsStoredAsItsRawValue() throws {
+    #expect(try Density.compact.propertyList == .integer(1))
     #expect(Density(propertyList: .integer(2)) == .comfortable)
   }
 
   @Test func codableValuesAreStoredAsAPropertyListDictionary() throws {
     let layout = Layout(columns: 3, title: "Home", pinned: ["a"], updated: nil)
-    let stored = try #require(layout.propertyList)
+    let stored = try #require(try layout.propertyList)
     #expect(
       stored == .dictionary(["columns": .integer(3), "title": .string("Home"), "pinned": .array([.string("a")])]))
     #expect(Layout(propertyList: stored) == layout)
   }
 
   @Test func aCodableTypeThatEncodesABareValueRoundTrips() throws {
-    let stored = try #require(Celsius(21.5).propertyList)
+    let stored = try #require(try Celsius(21.5).propertyList)
     #expect(stored == .double(21.5))
     #expect(Celsius(propertyList: stored) == Celsius(21.5))
   }
@@ -84,6 +84,15 @@ struct SyncValueTests {
     #expect(a.coordinator[Keys.flag] == a.defaults.bool(forKey: "flag"))
     #expect(a.coordinator[Keys.flag] == true)
     #expect(a.coordinator[Keys.size] == 12)
+  }
+
+  @Test func aCodableValueThatCannotBeEncodedThrowsRatherThanReadingAsNil() throws {
+    #expect(throws: EncodingError.self) { try Fragile(-1).propertyList }
+    #expect(throws: EncodingError.self) { try Fragile?.some(Fragile(-1)).propertyList }
+    #expect(throws: EncodingError.self) { try [Fragile(1), Fragile(-1)].propertyList }
+    #expect(throws: EncodingError.self) { try ["a": Fragile(-1)].propertyList }
+    #expect(try Fragile(5).propertyList == .integer(5))
+    #expect(try Fragile?.none.propertyList == nil, "nil is a removal, not a failure")
   }
 
   @Test func aKeyReadsItsDefaultWhenAbsentOrOfAnotherType() {
