@@ -98,7 +98,7 @@ extension SyncCoordinator {
     }
     // More than our own announcement: an observer edited the suite from inside our write.
     schedulePush(diffingDomain: echoes > 1)
-    publish([name: value])
+    publishChanges(of: [name])
   }
 
   /// Refuses a set whose value could not be encoded: nothing is written or pushed, a

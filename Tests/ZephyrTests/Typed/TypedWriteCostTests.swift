@@ -151,4 +151,20 @@ struct TypedWriteCostTests {
     #expect(setup.coordinator[registered] == "registered")
     #expect(setup.coordinator[refused] == "long")
   }
+
+  @Test func aTypedSetReadsNothingBackUnlessAStreamFollowsTheKey() throws {
+    let setup = try Setup(otherKeys: 10)
+    defer { setup.tearDown() }
+    setup.coordinator[Keys.theme] = "dark"
+    setup.coordinator.waitForPendingLocalEdits()
+    #expect(setup.defaults.keyReads.withLock { $0["theme"] } == nil, "no stream follows theme")
+
+    let stream = setup.coordinator.changes(of: Keys.theme)
+    setup.defaults.keyReads.withLock { $0 = [:] }
+    setup.coordinator[Keys.theme] = "dusk"
+    setup.coordinator.waitForPendingLocalEdits()
+    // Read to be delivered after the set, and again after its push (which yields nothing).
+    #expect(setup.defaults.keyReads.withLock { $0["theme"] } == 2)
+    _ = stream
+  }
 }
