@@ -24,10 +24,10 @@ extension SyncCoordinator {
   ///   once through the coordinator's own instance on Apple platforms (its
   ///   `didChangeNotification`), otherwise at the next ``sync()``.
   /// - The key is monitored from its first use, so changes from other devices are applied
-  ///   (and yielded) as they arrive.
+  ///   (and yielded) as they arrive; a first use also reconciles the key (see
+  ///   ``subscript(_:)``), and a value pulled then is yielded after the current one.
   /// - Cancelling the task that iterates, or dropping the stream, stops the stream.
   public func changes<Value>(of key: SyncKey<Value>) -> AsyncStream<Value> {
-    use(key)
     let (stream, continuation) = AsyncStream<Value>.makeStream()
     let observer = ChangeObservers.Observer(
       key: key.name,
@@ -40,6 +40,8 @@ extension SyncCoordinator {
       self?.changeObservers.withLock { $0.remove(observerID) }
     }
     drainChangesIfIdle()
+    // After the current value went out: what a first use pulls is yielded after it.
+    use(key)
     return stream
   }
 

@@ -33,12 +33,19 @@ extension SyncCoordinator {
   /// it is not taken for a never-synced device's write (see <doc:TypedKeys>).
   ///
   /// The key is monitored from its first use, so changes from other devices are applied
-  /// as they arrive. Call it from any thread; ``waitForPendingLocalEdits()`` waits for
-  /// the push (tests only).
+  /// as they arrive. A first use that is not a set (a read, ``changes(of:)``, a
+  /// ``SyncedValue``) also reconciles the key on the local-edit queue, as
+  /// `sync(keys: [key.name])` would: a value that reached this device before the key was
+  /// first used (the initial download of a new install, a change whose event was
+  /// missed) is pulled then. That read returns the value held before it. Call it from
+  /// any thread; ``waitForPendingLocalEdits()`` waits for the push or reconcile (tests
+  /// only).
   public subscript<Value>(key: SyncKey<Value>) -> Value {
     get {
+      // Read before the first use schedules its reconcile: this read never waits for it.
+      let stored = storedValue(forKey: key.name)
       use(key)
-      return key.value(from: storedValue(forKey: key.name))
+      return key.value(from: stored)
     }
     set {
       let stored: PropertyListValue?
@@ -64,16 +71,34 @@ extension SyncCoordinator {
   }
 
   /// Makes a key's first use: it is monitored from now on (unless refused), and its
-  /// merge strategy applies unless the configuration names one.
-  func use<Value>(_ key: SyncKey<Value>) {
+  /// merge strategy applies unless the configuration names one. With `reconciling`, the
+  /// key is also reconciled on the local-edit queue, to pull a value that arrived before
+  /// this first use; a set does without, since it pushes the key anyway.
+  func use<Value>(_ key: SyncKey<Value>, reconciling: Bool = true) {
     let first = state.withLock { state -> Bool in
       guard state.typedKeys.insert(key.name).inserted else { return false }
       state.monitoredKeys.formUnion(state.admit([key.name]))
       return true
     }
     guard first else { return }
+    // Before the reconcile is scheduled: it merges with the key's strategy.
     if case .lastWriterWins = key.merge {} else { useMergeStrategy(key.merge, for: key.name) }
+    if reconciling { reconcileOnFirstUse(key.name) }
     emitLogs()
+  }
+
+  /// Has the next push of local edits read `name` again and reconcile it, with the rules
+  /// of `sync(keys: [name])`: the push reads just this key (with `object(forKey:)`,
+  /// checked against the persistent domain only when its value is not the one last
+  /// agreed), never the whole domain. A typed write already waiting carries the key.
+  private func reconcileOnFirstUse(_ name: String) {
+    let scheduled = state.withLock { state -> Bool in
+      guard KeyPolicy.refusal(of: name, limits: state.configuration.limits) == nil else { return false }
+      if state.lane.typedWrites[name] == nil { state.lane.typedWrites[name] = .reread }
+      state.debug("first use of typed key \(name): reconcile it")
+      return true
+    }
+    if scheduled { schedulePush(diffingDomain: false) }
   }
 
   /// The value a typed read decodes: what `object(forKey:)` returns for `name`, in one
@@ -85,7 +110,7 @@ extension SyncCoordinator {
   /// Writes `value` (or removes the key, for `nil`) as Zephyr's own write, tells the
   /// key's streams, and schedules its push.
   func writeTyped<Value>(_ value: PropertyListValue?, for key: SyncKey<Value>) {
-    use(key)
+    use(key, reconciling: false)
     let name = key.name
     // Recorded before the write: a pull that writes the key meanwhile marks it to be
     // read again, whichever of the two writes lands last.

@@ -19,7 +19,8 @@ import Foundation
 /// reads `UserDefaults.standard.string(forKey: "theme")` or `@AppStorage("theme")` sees
 /// the same value, and a read through the key returns what those return (a registered
 /// default included). A key is monitored from its first use with a coordinator: changes
-/// from other devices are applied as they arrive.
+/// from other devices are applied as they arrive, and a value that arrived before the
+/// first use is pulled then.
 public struct SyncKey<Value: SyncValue>: Sendable {
   /// The `UserDefaults` key, and the store key it syncs under.
   public let name: String

@@ -17,7 +17,9 @@ import Observation
 /// through ``SyncCoordinator/changes(of:)`` from its creation until it is released, and
 /// applies each change on the main actor, re-reading the key so that it always shows
 /// what `UserDefaults` holds (a value set here is never replaced by an older one
-/// arriving late).
+/// arriving late). Creating it is a use of the key (see
+/// ``SyncCoordinator/subscript(_:)``): a first use pulls a value that arrived before it,
+/// and the model shows that value once pulled.
 @MainActor
 @Observable
 public final class SyncedValue<Value: SyncValue> {

@@ -15,7 +15,9 @@ struct TypedKeyTests {
     from.coordinator[key] = value
     from.settle()
     harness.cloud.deliver()
-    return to.coordinator[key]
+    let read = to.coordinator[key]
+    to.settle()  // a first use reconciles the key in the background: let it end here
+    return read
   }
 
   @Test func everyValueKindReachesTheOtherDeviceAndReadsBackThroughUserDefaults() throws {

@@ -44,6 +44,7 @@ struct TypedWriteCostTests {
   private struct Setup {
     let defaults: CountingDefaults
     let suiteName: String
+    let cloud: SimulatedCloud
     let store: SimulatedDevice
     let coordinator: SyncCoordinator
     let ledgers: URL
@@ -52,7 +53,8 @@ struct TypedWriteCostTests {
       suiteName = "zephyr-tests.typed-cost.\(UUID().uuidString.prefix(8))"
       defaults = try #require(CountingDefaults(suiteName: suiteName))
       ledgers = FileManager.default.temporaryDirectory.appendingPathComponent(suiteName)
-      store = SimulatedCloud(delivery: .callingThread).device("A", initiallyDownloaded: true)
+      cloud = SimulatedCloud(delivery: .callingThread)
+      store = cloud.device("A", initiallyDownloaded: true)
       coordinator = SyncCoordinator(
         defaults: defaults, suiteName: suiteName, store: store,
         configuration: SyncConfiguration(deviceID: "A", logHandler: { _ in }, ledgerDirectory: ledgers))
@@ -136,7 +138,7 @@ struct TypedWriteCostTests {
     setup.defaults.register(defaults: [registeredName: "registered"])
     setup.defaults.set("long", forKey: refused.name)
     let keys = [plain, registered, refused]
-    for key in keys { _ = setup.coordinator[key] }  // first uses
+    for key in keys { _ = setup.coordinator[key] }  // first uses, and the reconciles they schedule
     setup.coordinator.waitForPendingLocalEdits()
     setup.defaults.domainReads.withLock { $0 = 0 }
     setup.defaults.keyReads.withLock { $0 = [:] }
@@ -150,6 +152,25 @@ struct TypedWriteCostTests {
     #expect(setup.coordinator[plain] == "written plainly")
     #expect(setup.coordinator[registered] == "registered")
     #expect(setup.coordinator[refused] == "long")
+  }
+
+  /// The store holds a value this device never had (its event was missed): the key's
+  /// first use pulls it, reading that key only.
+  @Test func aFirstUseReconcilesItsKeyWithoutReadingTheDomain() throws {
+    let setup = try Setup(otherKeys: 1_000)
+    defer { setup.tearDown() }
+    let record = SyncRecord(generation: 9, origin: "B", content: .value(.string("dusk")))
+    setup.cloud.setServerValue(record.encoded, forKey: "theme")
+    setup.cloud.download(to: "A", notify: false)
+    let before = setup.store.statistics
+    setup.defaults.domainReads.withLock { $0 = 0 }
+
+    _ = setup.coordinator[Keys.theme]
+    setup.coordinator.waitForPendingLocalEdits()
+
+    #expect(setup.coordinator[Keys.theme] == "dusk")
+    #expect(setup.defaults.domainReads.withLock { $0 } == 0, "the first use read the whole domain")
+    #expect(setup.store.statistics.writes == before.writes, "a pull writes nothing to the store")
   }
 
   @Test func aTypedSetReadsNothingBackUnlessAStreamFollowsTheKey() throws {
