@@ -20,42 +20,57 @@ struct TypedKeyTests {
     return read
   }
 
-  @Test func everyValueKindReachesTheOtherDeviceAndReadsBackThroughUserDefaults() throws {
+  /// Every kind of value crosses from A to B, and B reads it back through plain
+  /// `UserDefaults` accessors, as code that knows nothing of Zephyr (or `@AppStorage`) would.
+  @Test func everyValueKindReachesTheOtherDeviceAndReadsBackThroughPlainUserDefaults() throws {
     let harness = Harness()
     let names = [
       Keys.theme.name, Keys.flag.name, Keys.count.name, Keys.size.name, Keys.opened.name, Keys.blob.name,
       Keys.tags.name, Keys.scores.name, Keys.nickname.name, Keys.layout.name, Keys.mode.name, Keys.density.name,
+      Keys.temperature.name,
     ]
     let a = harness.device("A")
     let b = harness.device("B", monitored: names)
     let plain = b.defaults
     let opened = Date(timeIntervalSince1970: 1_700_000_000)
-    let layout = Layout(columns: 3, title: "Home", pinned: ["inbox"], updated: opened)
+    let layout = Layout(columns: 3, title: "Home", pinned: ["inbox", "sent"], updated: opened)
 
-    #expect(carry(Keys.theme, "dusk", from: a, to: b, in: harness) == "dusk")
-    #expect(plain.string(forKey: "theme") == "dusk")
     #expect(carry(Keys.flag, true, from: a, to: b, in: harness) == true)
     #expect(plain.bool(forKey: "flag"))
     #expect(carry(Keys.count, 42, from: a, to: b, in: harness) == 42)
     #expect(plain.integer(forKey: "count") == 42)
     #expect(carry(Keys.size, 17.5, from: a, to: b, in: harness) == 17.5)
     #expect(plain.double(forKey: "size") == 17.5)
+    #expect(carry(Keys.theme, "dusk", from: a, to: b, in: harness) == "dusk")
+    #expect(plain.string(forKey: "theme") == "dusk")
     #expect(carry(Keys.opened, opened, from: a, to: b, in: harness) == opened)
     #expect(plain.object(forKey: "opened") as? Date == opened)
     #expect(carry(Keys.blob, Data([0, 1, 2]), from: a, to: b, in: harness) == Data([0, 1, 2]))
     #expect(plain.data(forKey: "blob") == Data([0, 1, 2]))
     #expect(carry(Keys.tags, ["a", "b"], from: a, to: b, in: harness) == ["a", "b"])
     #expect(plain.stringArray(forKey: "tags") == ["a", "b"])
-    #expect(carry(Keys.scores, ["ann": 3], from: a, to: b, in: harness) == ["ann": 3])
-    #expect(b.value("scores") == .dictionary(["ann": .integer(3)]))
+    #expect(plain.array(forKey: "tags") as? [String] == ["a", "b"])
+    #expect(carry(Keys.scores, ["ann": 3, "bo": 5], from: a, to: b, in: harness) == ["ann": 3, "bo": 5])
+    #expect(plain.dictionary(forKey: "scores") as? [String: Int] == ["ann": 3, "bo": 5])
+
     #expect(carry(Keys.nickname, "kit", from: a, to: b, in: harness) == "kit")
     #expect(plain.string(forKey: "nickname") == "kit")
+    #expect(carry(Keys.nickname, nil, from: a, to: b, in: harness) == nil)
+    #expect(plain.object(forKey: "nickname") == nil, "an optional set to nil removes the key")
+
     #expect(carry(Keys.layout, layout, from: a, to: b, in: harness) == layout)
-    #expect(b.value("layout").flatMap(Layout.init(propertyList:)) == layout)
+    let fields = try #require(plain.dictionary(forKey: "layout"), "a Codable struct is a dictionary")
+    #expect(fields["columns"] as? Int == 3)
+    #expect(fields["title"] as? String == "Home")
+    #expect(fields["pinned"] as? [String] == ["inbox", "sent"])
+    #expect(fields["updated"] as? Date == opened)
+    #expect(carry(Keys.temperature, Celsius(21.5), from: a, to: b, in: harness) == Celsius(21.5))
+    #expect(plain.double(forKey: "temperature") == 21.5, "a Codable encoding a bare value is that value")
+
     #expect(carry(Keys.mode, .dusk, from: a, to: b, in: harness) == .dusk)
     #expect(plain.string(forKey: "mode") == "dusk")
     #expect(carry(Keys.density, .compact, from: a, to: b, in: harness) == .compact)
-    #expect(plain.integer(forKey: "density") == 1)
+    #expect(plain.integer(forKey: "density") == 1, "RawRepresentable and Codable: the raw value")
   }
 
   /// A typed read returns what `object(forKey:)` returns, as `UserDefaults`' accessors and
