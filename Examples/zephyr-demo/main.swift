@@ -103,24 +103,51 @@ func deliver(_ cloud: SimulatedCloud) {
   cloud.deliver()
 }
 
-/// (f) The typed API: the same keys, read and written as `SyncKey`s.
+/// (a) The typed API, the one to start from: keys declared once with their type and
+/// default, read and written through a coordinator, and followed with `changes(of:)`.
 func typedKeys(_ iPhone: Device, _ mac: Device, _ cloud: SimulatedCloud) {
-  heading("(f) Typed keys: the same settings, read and written through SyncKey")
+  heading("(a) Typed keys: each setting declared once, read, written and followed through SyncKey")
   let theme = SyncKey<String>("theme", default: "light")
   let fontSize = SyncKey<Double>("fontSize", default: 14)
   let nickname = SyncKey<String?>("nickname")
-  // A key is monitored from its first use: the Mac follows nickname from here on.
-  print(
-    "  Mac: coordinator[theme] = \"\(mac.coordinator[theme])\", coordinator[fontSize] = \(mac.coordinator[fontSize]), "
-      + "coordinator[nickname] = \(mac.coordinator[nickname] ?? "nil")")
-  print("  iPhone: coordinator[theme] = \"dawn\"; coordinator[nickname] = \"kit\"")
-  iPhone.coordinator[theme] = "dawn"  // written to UserDefaults now, pushed without reading the domain
+  print("  keys: SyncKey<String>(\"theme\", default: \"light\"), SyncKey<Double>(\"fontSize\", default: 14),")
+  print("        SyncKey<String?>(\"nickname\")  (default nil)")
+  print("  Mac: coordinator[theme] = \"\(mac.coordinator[theme])\" (the key's default: nothing is stored yet)")
+  // A first use reconciles the key on the local-edit queue: waited for, for a readable transcript.
+  mac.coordinator.waitForPendingLocalEdits()
+
+  // The Mac app follows theme, as a view model would: a loop over changes(of:). It runs
+  // in a task; the transcript waits for it rather than sleeping.
+  let themes = mac.coordinator.changes(of: theme)
+  let loopEnded = DispatchSemaphore(value: 0)
+  Task {
+    var seen: [String] = []
+    for await value in themes {
+      seen.append(value)
+      if seen.count == 2 { break }  // the value now, then the iPhone's change
+    }
+    let shown = seen.map { "\"\($0)\"" }.joined(separator: ", then ")
+    print("  → the Mac's `for await theme in coordinator.changes(of: theme)` loop saw \(shown)")
+    loopEnded.signal()
+  }
+
+  print("  iPhone: coordinator[theme] = \"dusk\"; coordinator[fontSize] = 16; coordinator[nickname] = \"kit\"")
+  iPhone.coordinator[theme] = "dusk"  // written to UserDefaults now, pushed without reading the domain
+  iPhone.coordinator[fontSize] = 16
   iPhone.coordinator[nickname] = "kit"
-  iPhone.coordinator.waitForPendingLocalEdits()  // both sets went out as one batch
+  iPhone.coordinator.waitForPendingLocalEdits()  // their push (sets in a row share a batch)
   deliver(cloud)
+  loopEnded.wait()
+  let (macTheme, macFontSize) = (mac.coordinator[theme], mac.coordinator[fontSize])
+  mac.coordinator.waitForPendingLocalEdits()
   print(
-    "  → Mac: coordinator[theme] = \"\(mac.coordinator[theme])\", plain UserDefaults.string(forKey:) = \"\(mac.defaults.string(forKey: "theme") ?? "nil")\""
-  )
+    "  → Mac: coordinator[theme] = \"\(macTheme)\", coordinator[fontSize] = \(macFontSize); "
+      + "plain UserDefaults.string(forKey: \"theme\") = \"\(mac.defaults.string(forKey: "theme") ?? "nil")\"")
+  // A key is monitored from its first use: the Mac follows nickname from here on, and its
+  // first read reconciles it, pulling the value that arrived before.
+  _ = mac.coordinator[nickname]
+  mac.coordinator.waitForPendingLocalEdits()
+  print("  → Mac: coordinator[nickname] = \(mac.coordinator[nickname].map { "\"\($0)\"" } ?? "nil")")
   print("  iPhone: coordinator[nickname] = nil  (an optional key set to nil is a synced delete)")
   iPhone.coordinator[nickname] = nil
   iPhone.coordinator.waitForPendingLocalEdits()
@@ -128,6 +155,129 @@ func typedKeys(_ iPhone: Device, _ mac: Device, _ cloud: SimulatedCloud) {
   print(
     "  → Mac: coordinator[nickname] = \(mac.coordinator[nickname] ?? "nil"); store: \(describeRecord(cloud.serverValues["nickname"]))"
   )
+  RunLoop.main.run(until: Date())  // the Mac's change notifications of this scene go out now
+}
+
+/// The string-keyed scenes, on the iPhone and the Mac: the calls Zephyr 5 apps make.
+struct StringKeyedScenes {
+  let cloud: SimulatedCloud
+  let iPhone: Device
+  let mac: Device
+  var devices: [Device] { [iPhone, mac] }
+
+  func plainEdits() {
+    heading("(b) Edits through plain UserDefaults reach the Mac too (string-keyed, as in Zephyr 5)")
+    iPhone.set("sepia", "theme")
+    iPhone.set(15, "fontSize")
+    iPhone.sync()
+    let observer = NotificationCenter.default.addObserver(
+      forName: Zephyr.keysDidChangeOnCloudNotification, object: mac.coordinator, queue: nil
+    ) { note in
+      let changed = note.userInfo?[Zephyr.changedKeysUserInfoKey] as? [String] ?? []
+      print("  → the Mac app is notified on the main queue: \(changed.joined(separator: ", ")) changed")
+    }
+    deliver(cloud)
+    mac.show(["theme", "fontSize"])
+    RunLoop.main.run(until: Date())  // let the main queue post the notification
+    NotificationCenter.default.removeObserver(observer)
+  }
+
+  func differentKeys() {
+    heading("(c) Different keys edited on both devices before either hears from the other")
+    iPhone.set(true, "showsBadges")
+    mac.set(16, "fontSize")
+    iPhone.sync()
+    mac.sync()
+    deliver(cloud)
+    for device in devices { device.show(["fontSize", "showsBadges"]) }
+  }
+
+  func conflict() {
+    heading("(d) A conflict: both devices change theme at the same time")
+    iPhone.set("ocean", "theme")
+    mac.set("forest", "theme")
+    for device in devices {
+      print(
+        "  \(device.name)'s store cache: theme = \(describeRecord(cloud.device(device.name).value(forKey: "theme")))")
+    }
+    deliver(cloud)
+    for device in devices { device.show(["theme"]) }
+    print("  Why: each edit announced itself and was pushed at the same generation; the server keeps")
+    print("  the last write per key, the Mac's. The iPhone had not edited theme since its push, so a")
+    print("  different value at the generation it agreed on is news to it: it pulls.")
+    print("  → a further round wrote \(round(cloud, devices)) store value(s)")
+  }
+
+  /// The iPad joins as a new install; returns it (its coordinator must outlive the scene).
+  func newInstall(ledgerDirectory: URL, monitored: [String]) -> Device? {
+    heading("(d') A new install's first-launch default never replaces the person's setting")
+    guard
+      let iPad = Device(
+        name: "iPad", cloud: cloud, ledgerDirectory: ledgerDirectory, monitored: monitored, newInstall: true)
+    else { return nil }
+    print("  The iPad is a new install: iCloud has not downloaded to it yet.")
+    iPad.set("light", "theme")  // the app's first-launch default, pushed at once
+    print("  cloud: upload (the iPad's write was discarded: its initial download has not happened)")
+    cloud.upload()
+    print("  cloud: the iPad's initial download")
+    cloud.download(to: "iPad")
+    iPad.show(["theme"])
+    print("  → a round wrote \(round(cloud, devices + [iPad])) store value(s); everyone keeps the person's \"forest\"")
+    for device in devices { device.show(["theme"]) }
+    return iPad
+  }
+
+  func delete() {
+    heading("(e) A delete on the Mac propagates as a tombstone")
+    mac.remove("showsBadges")
+    mac.sync()
+    deliver(cloud)
+    print("  store: showsBadges = \(describeRecord(cloud.serverValues["showsBadges"]))")
+    iPhone.show(["showsBadges"])
+    print("  The iPhone syncs again; the delete does not come back.")
+    iPhone.sync()
+    iPhone.show(["showsBadges"])
+  }
+
+  /// Returns the refused key.
+  func longKey() -> String {
+    heading("(f) A key longer than 64 UTF-8 bytes is refused; other keys still sync")
+    let longKey = "com.example.zephyr-demo.reading-position.of-the-most-recently-opened-chapter"
+    iPhone.set("value", longKey)
+    iPhone.set("library", "lastTab")
+    iPhone.sync()
+    deliver(cloud)
+    for (key, reason) in iPhone.coordinator.status.refusedKeys.sorted(by: { $0.key < $1.key }) {
+      print("  iPhone status.refusedKeys: \(key) (\(key.utf8.count) bytes): \(reason)")
+    }
+    print("  store has the long key: \(cloud.serverValues[longKey] != nil ? "yes" : "no")")
+    print("  iPhone keeps its local value: \(iPhone.values[longKey]?.logDescription ?? "(none)")")
+    mac.show(["lastTab"])
+    return longKey
+  }
+
+  /// The final table; returns whether every synced key is equal on both devices.
+  func converged(except refused: String) -> Bool {
+    heading("Converged values")
+    print("  → one more round wrote \(round(cloud, devices)) store value(s)")
+    func row(_ key: String, _ left: String, _ right: String) -> String {
+      let shortKey = key.count > 24 ? key.prefix(21) + "..." : key
+      return "  " + shortKey.padding(toLength: 26, withPad: " ", startingAt: 0)
+        + left.padding(toLength: 12, withPad: " ", startingAt: 0) + right
+    }
+    print(row("key", "iPhone", "Mac"))
+    let allKeys = Set(iPhone.values.keys).union(mac.values.keys).sorted()
+    for key in allKeys {
+      print(row(key, iPhone.values[key]?.logDescription ?? "-", mac.values[key]?.logDescription ?? "-"))
+    }
+    let equal = allKeys.filter { $0 != refused }.allSatisfy { iPhone.values[$0] == mac.values[$0] }
+    let verdict = equal ? "yes, equal values for every synced key" : "NO, the devices differ"
+    print("\nConverged: \(verdict) (the refused key stays on the iPhone only).")
+
+    heading("The iPhone's sync status")
+    print(iPhone.coordinator.status.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+    return equal
+  }
 }
 
 /// The transcript. Returns whether the devices converged and the suites to remove; the
@@ -140,107 +290,20 @@ func runScenes(_ cloud: SimulatedCloud, ledgerDirectory: URL) -> (converged: Boo
     print("could not open a UserDefaults suite")
     return (false, [])
   }
-  let devices = [iPhone, mac]
-  var iPadSuite: (UserDefaults, String)?
+  typedKeys(iPhone, mac, cloud)
 
-  heading("(a) First edits on the iPhone reach the Mac")
-  iPhone.set("dusk", "theme")
-  iPhone.set(14, "fontSize")
-  iPhone.sync()
-  let observer = NotificationCenter.default.addObserver(
-    forName: Zephyr.keysDidChangeOnCloudNotification, object: mac.coordinator, queue: nil
-  ) { note in
-    let changed = note.userInfo?[Zephyr.changedKeysUserInfoKey] as? [String] ?? []
-    print("  → the Mac app is notified on the main queue: \(changed.joined(separator: ", ")) changed")
-  }
-  deliver(cloud)
-  mac.show(["theme", "fontSize"])
-  RunLoop.main.run(until: Date())  // let the main queue post the notification
-  NotificationCenter.default.removeObserver(observer)
-
-  heading("(b) Different keys edited on both devices before either hears from the other")
-  iPhone.set(true, "showsBadges")
-  mac.set(16, "fontSize")
-  iPhone.sync()
-  mac.sync()
-  deliver(cloud)
-  for device in devices { device.show(["fontSize", "showsBadges"]) }
-
-  heading("(c) A conflict: both devices change theme at the same time")
-  iPhone.set("ocean", "theme")
-  mac.set("forest", "theme")
-  for device in devices {
-    print("  \(device.name)'s store cache: theme = \(describeRecord(cloud.device(device.name).value(forKey: "theme")))")
-  }
-  deliver(cloud)
-  for device in devices { device.show(["theme"]) }
-  print("  Why: each edit announced itself and was pushed at g2; the server keeps the last write per")
-  print("  key, the Mac's. The iPhone had not edited theme since its push, so a different value at")
-  print("  the generation it agreed on is news to it: it pulls.")
-  print("  → a further round wrote \(round(cloud, devices)) store value(s)")
-
-  heading("(c') A new install's first-launch default never replaces the person's setting")
-  guard
-    let iPad = Device(name: "iPad", cloud: cloud, ledgerDirectory: ledgerDirectory, monitored: keys, newInstall: true)
-  else {
+  let scenes = StringKeyedScenes(cloud: cloud, iPhone: iPhone, mac: mac)
+  scenes.plainEdits()
+  scenes.differentKeys()
+  scenes.conflict()
+  guard let iPad = scenes.newInstall(ledgerDirectory: ledgerDirectory, monitored: keys) else {
     print("could not open a UserDefaults suite")
     return (false, [])
   }
-  defer { iPadSuite = (iPad.defaults, iPad.suiteName) }
-  print("  The iPad is a new install: iCloud has not downloaded to it yet.")
-  iPad.set("light", "theme")  // the app's first-launch default, pushed at once
-  print("  cloud: upload (the iPad's write was discarded: its initial download has not happened)")
-  cloud.upload()
-  print("  cloud: the iPad's initial download")
-  cloud.download(to: "iPad")
-  iPad.show(["theme"])
-  print("  → a round wrote \(round(cloud, devices + [iPad])) store value(s); everyone keeps the person's \"forest\"")
-  for device in devices { device.show(["theme"]) }
-
-  heading("(d) A delete on the Mac propagates as a tombstone")
-  mac.remove("showsBadges")
-  mac.sync()
-  deliver(cloud)
-  print("  store: showsBadges = \(describeRecord(cloud.serverValues["showsBadges"]))")
-  iPhone.show(["showsBadges"])
-  print("  The iPhone syncs again; the delete does not come back.")
-  iPhone.sync()
-  iPhone.show(["showsBadges"])
-
-  heading("(e) A key longer than 64 UTF-8 bytes is refused; other keys still sync")
-  let longKey = "com.example.zephyr-demo.reading-position.of-the-most-recently-opened-chapter"
-  iPhone.set("value", longKey)
-  iPhone.set("library", "lastTab")
-  iPhone.sync()
-  deliver(cloud)
-  for (key, reason) in iPhone.coordinator.status.refusedKeys.sorted(by: { $0.key < $1.key }) {
-    print("  iPhone status.refusedKeys: \(key) (\(key.utf8.count) bytes): \(reason)")
-  }
-  print("  store has the long key: \(cloud.serverValues[longKey] != nil ? "yes" : "no")")
-  print("  iPhone keeps its local value: \(iPhone.values[longKey]?.logDescription ?? "(none)")")
-  mac.show(["lastTab"])
-
-  typedKeys(iPhone, mac, cloud)
-
-  heading("Converged values")
-  print("  → one more round wrote \(round(cloud, devices)) store value(s)")
-  func row(_ key: String, _ left: String, _ right: String) -> String {
-    let shortKey = key.count > 24 ? key.prefix(21) + "..." : key
-    return "  " + shortKey.padding(toLength: 26, withPad: " ", startingAt: 0)
-      + left.padding(toLength: 12, withPad: " ", startingAt: 0) + right
-  }
-  print(row("key", "iPhone", "Mac"))
-  let allKeys = Set(iPhone.values.keys).union(mac.values.keys).sorted()
-  for key in allKeys {
-    print(row(key, iPhone.values[key]?.logDescription ?? "-", mac.values[key]?.logDescription ?? "-"))
-  }
-  let equal = allKeys.filter { $0 != longKey }.allSatisfy { iPhone.values[$0] == mac.values[$0] }
-  let verdict = equal ? "yes, equal values for every synced key" : "NO, the devices differ"
-  print("\nConverged: \(verdict) (the refused key stays on the iPhone only).")
-
-  heading("The iPhone's sync status")
-  print(iPhone.coordinator.status.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
-  return (equal, devices.map { ($0.defaults, $0.suiteName) } + (iPadSuite.map { [$0] } ?? []))
+  scenes.delete()
+  let refused = scenes.longKey()
+  let converged = scenes.converged(except: refused)
+  return (converged, [iPhone, mac, iPad].map { ($0.defaults, $0.suiteName) })
 }
 
 let ledgerDirectory = FileManager.default.temporaryDirectory

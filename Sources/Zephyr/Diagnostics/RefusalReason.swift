@@ -1,7 +1,8 @@
 import Foundation
 
 /// Why Zephyr left a key alone. Every refusal is logged as a warning and listed in
-/// ``SyncStatus/refusedKeys`` until the key syncs again; the local value is never touched.
+/// ``SyncStatus/refusedKeys`` until the key syncs again (``unencodable(_:)``: until a
+/// typed write of the key succeeds); the local value is never touched.
 ///
 /// See <doc:LimitsAndDiagnostics> for when each reason occurs and what to do about it.
 public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
@@ -21,6 +22,10 @@ public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
   case overQuota(needed: Int, available: Int)
   /// Adding the key would exceed the store's key count.
   case tooManyKeys(limit: Int)
+  /// A typed write was refused because its value could not be encoded (a `Codable`
+  /// value whose `encode(to:)` threw; the associated text is the error). Nothing was
+  /// written: `UserDefaults` and the store keep the key's previous value.
+  case unencodable(String)
 
   /// A sentence fragment for logs and the status table: `71 bytes > 64`.
   public var description: String {
@@ -33,6 +38,7 @@ public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
     case .unsupportedFormat(let tag): "record format \(tag) is newer than this Zephyr"
     case .overQuota(let needed, let available): "needs \(needed) bytes, \(available) left"
     case .tooManyKeys(let limit): "store already holds \(limit) keys"
+    case .unencodable(let error): "typed value could not be encoded, not written (\(error))"
     }
   }
 }

@@ -56,8 +56,18 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   public var lastQuotaViolation: Date?
   /// When the store last reported an account change.
   public var lastAccountChange: Date?
-  /// Keys Zephyr left alone, with the reason. A key leaves the list when it syncs.
-  public var refusedKeys: [String: RefusalReason]
+  /// Keys Zephyr left alone, with the reason. A key leaves the list when it syncs; a key
+  /// refused as ``RefusalReason/unencodable(_:)`` stays until a typed write of it succeeds.
+  public var refusedKeys: [String: RefusalReason] {
+    // A batch that handles the key again (a sync that finds it in step) clears its
+    // refusal; a refused typed write is cleared only by a typed write that succeeds.
+    didSet {
+      for (key, reason) in typedRefusals where refusedKeys[key] == nil { refusedKeys[key] = reason }
+    }
+  }
+  /// Refused typed writes, by key: kept in ``refusedKeys`` until a typed write of the key
+  /// succeeds (see ``refuseTypedWrite(of:_:)`` and ``clearTypedRefusal(of:)``).
+  private(set) var typedRefusals: [String: RefusalReason] = [:]
   /// The keys whose inbound changes and local edits are applied automatically.
   public var monitoredKeys: Set<String>
   /// Problems with Zephyr's own state, such as a corrupt ledger that was discarded.
@@ -68,6 +78,21 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
     refusedKeys = [:]
     monitoredKeys = []
     notes = []
+  }
+
+  /// Lists a typed write of `key` refused for `reason`; returns whether it was listed
+  /// with another reason (or none) before, to be logged.
+  mutating func refuseTypedWrite(of key: String, _ reason: RefusalReason) -> Bool {
+    let isNew = refusedKeys[key] != reason
+    typedRefusals[key] = reason
+    refusedKeys[key] = reason
+    return isNew
+  }
+
+  /// A typed write of `key` succeeded: a refused one leaves ``refusedKeys``.
+  mutating func clearTypedRefusal(of key: String) {
+    guard let reason = typedRefusals.removeValue(forKey: key) else { return }
+    if refusedKeys[key] == reason { refusedKeys[key] = nil }
   }
 
   /// A readable table of the status.

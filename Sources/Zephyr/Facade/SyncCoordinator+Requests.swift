@@ -125,7 +125,9 @@ extension SyncCoordinator {
 
   /// Typed writes know their keys and values: pushed without reading the domain (on
   /// Linux the first read after a write costs the whole domain), O(1) in the number of
-  /// synced keys. A key Zephyr wrote itself since its typed write is read again.
+  /// synced keys. A key Zephyr wrote itself since its typed write is read again, and so
+  /// is a typed key's first use (a read or a stream), which reconciles it as
+  /// `sync(keys:)` would: only those keys are read.
   private func pushTypedWrites(_ keys: [String], _ typed: [String: TypedWrite], _ effects: inout OperationEffects) {
     var local: [String: PropertyListValue] = [:]
     var reread: [String] = []
@@ -138,11 +140,17 @@ extension SyncCoordinator {
     if !reread.isEmpty {
       let agreed = ledgerEntries(of: reread)
       let current = domain.values(forKeys: reread) { key, value in agreed[key]?.agrees(with: value) ?? false }
+      // A domain reset while running: pull, rather than push the keys it lost as deletes.
+      verifyEpoch(current.epoch)
       local.merge(current.values) { _, current in current }
     }
     let remote = storeValues(keys)
     state.withLock { state in
-      state.debug("typed write of \(keys.count) key(s)")
+      let written = keys.count - reread.count
+      let writes = written > 0 ? ["typed write of \(written) key(s)"] : []
+      let rereads =
+        reread.isEmpty ? [] : ["\(reread.count) typed key(s) read again (a first use, or a pull since the set)"]
+      state.debug((writes + rereads).joined(separator: "; "))
       // A typed set is a deliberate edit made now. On a device with no history of the
       // key it edits the store's record, rather than lose to it as a never-synced
       // device's write would (a write made before the initial download is still

@@ -133,6 +133,15 @@ final class UserDefaultsDomain: Sendable {
   /// The instance, as the `object` to observe its `didChangeNotification` with.
   var instance: AnyObject { defaults }
 
+  /// What `object(forKey:)` answers for `key`, bridged: the persistent domain, else launch
+  /// arguments or a registered default, as `string(forKey:)` and `@AppStorage` read it.
+  /// One call, whatever the domain's size. For typed reads only: syncing reads the
+  /// persistent domain, so that registered defaults are never uploaded.
+  func visibleValue(forKey key: String) -> PropertyListValue? {
+    LockAudit.assertNoLockHeld(calling: "UserDefaults")
+    return defaults.object(forKey: key).flatMap(PropertyListValue.init(bridging:))
+  }
+
   /// Whether `object(forKey:)` finds anything for `key`, from any domain.
   func containsAnyValue(forKey key: String) -> Bool {
     LockAudit.assertNoLockHeld(calling: "UserDefaults")

@@ -11,41 +11,72 @@ extension SyncCoordinator {
   /// }
   /// ```
   ///
-  /// - A value equal to the one last yielded is not yielded again.
-  /// - Values are yielded on the thread that made the change, after Zephyr's lock is
-  ///   released, and buffered until the loop takes them. Two threads setting the same
-  ///   key at once may have their values yielded in either order.
+  /// - Each value is read from `UserDefaults` when it is delivered (as
+  ///   ``subscript(_:)`` reads it), so the stream always ends on the value
+  ///   `UserDefaults` holds, and yields values in the order they were written. Values
+  ///   replaced before they could be delivered (two sets in quick succession from
+  ///   different threads) may be skipped, and a value equal to the one last yielded is
+  ///   not yielded again.
+  /// - Values are yielded after Zephyr's lock is released, possibly on another thread
+  ///   than the one that made the change (whichever thread is delivering changes of the
+  ///   coordinator at the time), and buffered until the loop takes them.
   /// - An edit made through plain `UserDefaults` is yielded when Zephyr notices it: at
   ///   once through the coordinator's own instance on Apple platforms (its
   ///   `didChangeNotification`), otherwise at the next ``sync()``.
   /// - The key is monitored from its first use, so changes from other devices are applied
-  ///   (and yielded) as they arrive.
+  ///   (and yielded) as they arrive; a first use also reconciles the key (see
+  ///   ``subscript(_:)``), and a value pulled then is yielded after the current one.
   /// - Cancelling the task that iterates, or dropping the stream, stops the stream.
   public func changes<Value>(of key: SyncKey<Value>) -> AsyncStream<Value> {
-    use(key)
     let (stream, continuation) = AsyncStream<Value>.makeStream()
     let observer = ChangeObservers.Observer(
       key: key.name,
       deliver: { stored in continuation.yield(key.value(from: stored)) },
       finish: { continuation.finish() })
+    // Registered with its key marked changed: the current value goes out through the
+    // same drain as every change, so a change made meanwhile is yielded after it.
     let observerID = changeObservers.withLock { $0.add(observer) }
     continuation.onTermination = { [weak self] _ in
       self?.changeObservers.withLock { $0.remove(observerID) }
     }
-    // The current value, read after registering: a change made meanwhile is not missed.
-    let current = storedValue(forKey: key.name)
-    for delivery in changeObservers.withLock({ $0.deliveries(of: [key.name: current], only: observerID) }) {
-      delivery()
-    }
+    drainChangesIfIdle()
+    // After the current value went out: what a first use pulls is yielded after it.
+    use(key)
     return stream
   }
 
-  /// Yields `values` (key → local value) to the streams that follow those keys and
-  /// have not yielded that value last. Called with no lock held.
+  /// Tells the streams of the keys of `values` (key → the local value an operation saw)
+  /// that they changed. The values are not yielded as they are: each key is read again
+  /// when delivered (see ``publishChanges(of:)``). Called with no lock held.
   func publish(_ values: [String: PropertyListValue?]) {
     guard !values.isEmpty else { return }
-    for delivery in changeObservers.withLock({ $0.deliveries(of: values) }) {
-      delivery()
+    publishChanges(of: values.keys)
+  }
+
+  /// Marks `keys` changed for the streams that follow them and, unless another thread is
+  /// delivering changes already (it then delivers these too), delivers them. Called with
+  /// no lock held. Keys no stream follows are never read.
+  func publishChanges(of keys: some Sequence<String>) {
+    guard changeObservers.withLock({ $0.markChanged(keys) }) else { return }
+    drainChanges()
+  }
+
+  /// Delivers the keys marked changed, unless a drain runs (it then delivers them).
+  private func drainChangesIfIdle() {
+    guard changeObservers.withLock({ $0.startDrain() }) else { return }
+    drainChanges()
+  }
+
+  /// The drain loop: this thread delivers every changed key until none is left. Reads
+  /// and yields with no lock held; a change made meanwhile (by a read's or a yield's
+  /// side effects, or on another thread) is marked and delivered by a later turn.
+  private func drainChanges() {
+    while let keys = changeObservers.withLock({ $0.takeChanged() }) {
+      var values: [String: PropertyListValue?] = [:]
+      for key in keys { values[key] = .some(storedValue(forKey: key)) }
+      for delivery in changeObservers.withLock({ $0.deliveries(of: values) }) {
+        delivery()
+      }
     }
   }
 }

@@ -1,21 +1,31 @@
 import Foundation
 
 extension SyncCoordinator {
-  /// The key's value: read from the suite's persistent domain (never from registered
-  /// defaults), or the key's default when it holds none or a value of another type.
-  /// Setting it writes `UserDefaults` at once and pushes this one key.
+  /// The key's value, as `UserDefaults` and `@AppStorage` read it: what
+  /// `object(forKey:)` returns (the persistent domain, else a launch argument or a
+  /// registered default), decoded; else the key's default. Setting it writes
+  /// `UserDefaults` at once and pushes this one key.
   ///
   /// ```swift
   /// coordinator[Settings.theme] = "dark"   // a read on the next line sees "dark"
   /// coordinator[Settings.theme]            // "dark"
   /// ```
   ///
+  /// A read is one `object(forKey:)` call, whatever the number of keys. A value
+  /// registered with `register(defaults:)` reads like a stored one, as with
+  /// `UserDefaults.string(forKey:)`, but is never synced: syncing reads the persistent
+  /// domain only.
+  ///
   /// A set is written to `UserDefaults` before it returns, as Zephyr's own write (its
   /// `didChangeNotification` is not taken for an unknown edit), and pushed on Zephyr's
   /// local-edit queue: sets made in a row are pushed as one batch, with one
   /// `synchronize()`. The push knows its key, so it never reads the whole domain: it
   /// costs the same with 10 synced keys or 1,000. A set made while an operation runs is
-  /// pushed after it. Setting an optional key to `nil` removes it, on every device.
+  /// pushed after it. Setting an optional key to `nil` removes it, on every device. A
+  /// value that cannot be encoded (a `Codable` whose `encode(to:)` throws) is not
+  /// written: the key keeps its value, locally and in the store, a warning is logged and
+  /// ``status`` lists the key as ``RefusalReason/unencodable(_:)`` until a set of it
+  /// succeeds.
   ///
   /// Another device's change of the key arriving before the push meets the set as a
   /// conflict, like any local edit not pushed yet: under `.lastWriterWins` the inbound
@@ -23,20 +33,34 @@ extension SyncCoordinator {
   /// it is not taken for a never-synced device's write (see <doc:TypedKeys>).
   ///
   /// The key is monitored from its first use, so changes from other devices are applied
-  /// as they arrive. Call it from any thread; ``waitForPendingLocalEdits()`` waits for
-  /// the push (tests only).
+  /// as they arrive. A first use that is not a set (a read, ``changes(of:)``, a
+  /// ``SyncedValue``) also reconciles the key on the local-edit queue, as
+  /// `sync(keys: [key.name])` would: a value that reached this device before the key was
+  /// first used (the initial download of a new install, a change whose event was
+  /// missed) is pulled then. That read returns the value held before it. Call it from
+  /// any thread; ``waitForPendingLocalEdits()`` waits for the push or reconcile (tests
+  /// only).
   public subscript<Value>(key: SyncKey<Value>) -> Value {
     get {
+      // Read before the first use schedules its reconcile: this read never waits for it.
+      let stored = storedValue(forKey: key.name)
       use(key)
-      return key.value(from: storedValue(forKey: key.name))
+      return key.value(from: stored)
     }
     set {
-      writeTyped(newValue.propertyList, for: key)
+      let stored: PropertyListValue?
+      do {
+        stored = try newValue.propertyList
+      } catch {
+        refuseTypedWrite(of: key, error)
+        return
+      }
+      writeTyped(stored, for: key)
     }
   }
 
   /// Removes the key's value, locally and then, as a tombstone, on every device; a read
-  /// then returns the key's default.
+  /// then returns the key's default (or a registered default; see ``subscript(_:)``).
   ///
   /// ```swift
   /// coordinator.removeValue(for: Settings.theme)
@@ -47,43 +71,81 @@ extension SyncCoordinator {
   }
 
   /// Makes a key's first use: it is monitored from now on (unless refused), and its
-  /// merge strategy applies unless the configuration names one.
-  func use<Value>(_ key: SyncKey<Value>) {
+  /// merge strategy applies unless the configuration names one. With `reconciling`, the
+  /// key is also reconciled on the local-edit queue, to pull a value that arrived before
+  /// this first use; a set does without, since it pushes the key anyway.
+  func use<Value>(_ key: SyncKey<Value>, reconciling: Bool = true) {
     let first = state.withLock { state -> Bool in
       guard state.typedKeys.insert(key.name).inserted else { return false }
       state.monitoredKeys.formUnion(state.admit([key.name]))
       return true
     }
     guard first else { return }
+    // Before the reconcile is scheduled: it merges with the key's strategy.
     if case .lastWriterWins = key.merge {} else { useMergeStrategy(key.merge, for: key.name) }
+    if reconciling { reconcileOnFirstUse(key.name) }
     emitLogs()
   }
 
-  /// The persistent-domain value of `name`, read with `object(forKey:)`; confirmed
-  /// against the whole persistent domain only when it may come from elsewhere (a value
-  /// the ledger did not agree on and no typed write wrote, or a registered key).
-  func storedValue(forKey name: String) -> PropertyListValue? {
-    let (agreed, typed) = state.withLock { ($0.ledger[name], $0.lane.typedWrites[name]) }
-    let snapshot = domain.values(forKeys: [name]) { _, value in
-      if case .written(let written)? = typed, written == value { return true }
-      return agreed?.agrees(with: value) ?? false
+  /// Has the next push of local edits read `name` again and reconcile it, with the rules
+  /// of `sync(keys: [name])`: the push reads just this key (with `object(forKey:)`,
+  /// checked against the persistent domain only when its value is not the one last
+  /// agreed), never the whole domain. A typed write already waiting carries the key.
+  private func reconcileOnFirstUse(_ name: String) {
+    let scheduled = state.withLock { state -> Bool in
+      guard KeyPolicy.refusal(of: name, limits: state.configuration.limits) == nil else { return false }
+      if state.lane.typedWrites[name] == nil { state.lane.typedWrites[name] = .reread }
+      state.debug("first use of typed key \(name): reconcile it")
+      return true
     }
-    return snapshot.values[name]
+    if scheduled { schedulePush(diffingDomain: false) }
+  }
+
+  /// The value a typed read decodes: what `object(forKey:)` returns for `name`, in one
+  /// call (see ``subscript(_:)``).
+  func storedValue(forKey name: String) -> PropertyListValue? {
+    domain.visibleValue(forKey: name)
   }
 
   /// Writes `value` (or removes the key, for `nil`) as Zephyr's own write, tells the
   /// key's streams, and schedules its push.
   func writeTyped<Value>(_ value: PropertyListValue?, for key: SyncKey<Value>) {
-    use(key)
+    use(key, reconciling: false)
     let name = key.name
     // Recorded before the write: a pull that writes the key meanwhile marks it to be
     // read again, whichever of the two writes lands last.
-    state.withLock { $0.lane.typedWrites[name] = .written(value) }
+    state.withLock { state in
+      state.lane.typedWrites[name] = .written(value)
+      state.status.clearTypedRefusal(of: name)
+    }
     let echoes = OwnWriteMarker.write(by: id) {
       if let value { domain.set(value, forKey: name) } else { domain.remove(forKey: name) }
     }
     // More than our own announcement: an observer edited the suite from inside our write.
     schedulePush(diffingDomain: echoes > 1)
-    publish([name: value])
+    publishChanges(of: [name])
+  }
+
+  /// Refuses a set whose value could not be encoded: nothing is written or pushed, a
+  /// warning names the key and the error, and ``status`` lists the key until a set of it
+  /// succeeds. It still counts as the key's first use.
+  func refuseTypedWrite<Value>(of key: SyncKey<Value>, _ error: any Error) {
+    use(key)
+    let reason = RefusalReason.unencodable(Self.describe(error))
+    state.withLock { state in
+      if state.status.refuseTypedWrite(of: key.name, reason) {
+        state.warn("refused typed write of \(key.name): \(reason); UserDefaults and the store keep the key's value")
+      }
+    }
+    emitLogs()
+  }
+
+  /// An encoding error as a short phrase: what the value's own encoding said (the
+  /// encoder wraps it in an error about the top-level value), and where.
+  private static func describe(_ error: any Error) -> String {
+    guard case .invalidValue(_, let context) = error as? EncodingError else { return String(describing: error) }
+    if let underlying = context.underlyingError { return describe(underlying) }
+    let path = context.codingPath.map(\.stringValue).filter { !$0.isEmpty }
+    return path.isEmpty ? context.debugDescription : "\(context.debugDescription) at \(path.joined(separator: "."))"
   }
 }

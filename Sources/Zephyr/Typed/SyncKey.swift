@@ -17,13 +17,16 @@ import Foundation
 ///
 /// The key's ``name`` is both the `UserDefaults` key and the store key, so code that
 /// reads `UserDefaults.standard.string(forKey: "theme")` or `@AppStorage("theme")` sees
-/// the same value. A key is monitored from its first use with a coordinator: changes
-/// from other devices are applied as they arrive.
+/// the same value, and a read through the key returns what those return (a registered
+/// default included). A key is monitored from its first use with a coordinator: changes
+/// from other devices are applied as they arrive, and a value that arrived before the
+/// first use is pulled then.
 public struct SyncKey<Value: SyncValue>: Sendable {
   /// The `UserDefaults` key, and the store key it syncs under.
   public let name: String
-  /// What a read returns while the key holds no value (or a value of another type).
-  /// Never written: a default is not a setting, and is never uploaded.
+  /// What a read returns while `UserDefaults` has no value for the key (none stored,
+  /// registered or passed as a launch argument), or one of another type. Never written:
+  /// a default is not a setting, and is never uploaded.
   public let defaultValue: Value
   /// What the key does when two devices changed it to different values; see
   /// ``MergeStrategy``. An entry for the same key in

@@ -15,8 +15,17 @@ extension Array: SyncValue where Element: SyncValue {
   }
 
   /// The elements' stored forms, in order. A `nil` element (in `[String?]`, say) is left
-  /// out: property lists hold no null.
-  public var propertyList: PropertyListValue? { .array(compactMap(\.propertyList)) }
+  /// out: property lists hold no null. Throws when an element cannot be encoded.
+  public var propertyList: PropertyListValue? {
+    get throws {
+      var items: [PropertyListValue] = []
+      items.reserveCapacity(count)
+      for element in self {
+        if let item = try element.propertyList { items.append(item) }
+      }
+      return .array(items)
+    }
+  }
 }
 
 extension Dictionary: SyncValue where Key == String, Value: SyncValue {
@@ -33,8 +42,17 @@ extension Dictionary: SyncValue where Key == String, Value: SyncValue {
   }
 
   /// The values' stored forms. A `nil` value (in `[String: Int?]`, say) is left out:
-  /// property lists hold no null.
-  public var propertyList: PropertyListValue? { .dictionary(compactMapValues(\.propertyList)) }
+  /// property lists hold no null. Throws when a value cannot be encoded.
+  public var propertyList: PropertyListValue? {
+    get throws {
+      var entries: [String: PropertyListValue] = [:]
+      entries.reserveCapacity(count)
+      for (key, value) in self {
+        if let item = try value.propertyList { entries[key] = item }
+      }
+      return .dictionary(entries)
+    }
+  }
 }
 
 extension Optional: SyncValue where Wrapped: SyncValue {
@@ -46,6 +64,14 @@ extension Optional: SyncValue where Wrapped: SyncValue {
   }
 
   /// The wrapped value's stored form, or `nil`: writing `nil` removes the key, and the
-  /// delete syncs as a tombstone.
-  public var propertyList: PropertyListValue? { self?.propertyList ?? nil }
+  /// delete syncs as a tombstone. Throws when the wrapped value cannot be encoded (it is
+  /// then no removal).
+  public var propertyList: PropertyListValue? {
+    get throws {
+      switch self {
+      case .none: return nil
+      case .some(let wrapped): return try wrapped.propertyList
+      }
+    }
+  }
 }

@@ -10,7 +10,9 @@ extension SyncValue where Self: RawRepresentable, RawValue: SyncValue {
 
   /// The raw value's stored form: `Theme.dark` is stored as `"dark"`, as `@AppStorage`
   /// stores it.
-  public var propertyList: PropertyListValue? { rawValue.propertyList }
+  public var propertyList: PropertyListValue? {
+    get throws { try rawValue.propertyList }
+  }
 }
 
 extension SyncValue where Self: Codable {
@@ -22,8 +24,11 @@ extension SyncValue where Self: Codable {
   }
 
   /// The property list `PropertyListEncoder` makes of the value (a struct is a
-  /// dictionary of its fields); `nil`, which removes the key, when it cannot be encoded.
-  public var propertyList: PropertyListValue? { CodableStorage.encode(self) }
+  /// dictionary of its fields). Throws the encoder's error when the value cannot be
+  /// encoded: a typed write of it is then refused, and never taken for a removal.
+  public var propertyList: PropertyListValue? {
+    get throws { try CodableStorage.encode(self) }
+  }
 }
 
 extension SyncValue where Self: RawRepresentable & Codable, RawValue: SyncValue {
@@ -35,7 +40,9 @@ extension SyncValue where Self: RawRepresentable & Codable, RawValue: SyncValue 
   }
 
   /// The raw value's stored form.
-  public var propertyList: PropertyListValue? { rawValue.propertyList }
+  public var propertyList: PropertyListValue? {
+    get throws { try rawValue.propertyList }
+  }
 }
 
 /// Converts `Codable` values to and from ``PropertyListValue`` through Foundation's
@@ -43,14 +50,18 @@ extension SyncValue where Self: RawRepresentable & Codable, RawValue: SyncValue 
 enum CodableStorage {
   /// The value's property list. Encoded inside a one-element array, because
   /// `PropertyListEncoder` refuses a top-level value that is not a container (a type
-  /// that encodes itself as a single number or string).
-  static func encode<Value: Encodable>(_ value: Value) -> PropertyListValue? {
+  /// that encodes itself as a single number or string). Throws the encoder's error, or
+  /// an `EncodingError` when the value encodes to nothing (a type that encodes no
+  /// container at all).
+  static func encode<Value: Encodable>(_ value: Value) throws -> PropertyListValue {
     let encoder = PropertyListEncoder()
     encoder.outputFormat = .binary
-    guard let data = try? encoder.encode([value]),
-      let decoded = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
-      case .array(let items)? = PropertyListValue(bridging: decoded), items.count == 1
-    else { return nil }
+    let data = try encoder.encode([value])
+    let decoded = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+    guard case .array(let items)? = PropertyListValue(bridging: decoded), items.count == 1 else {
+      throw EncodingError.invalidValue(
+        value, EncodingError.Context(codingPath: [], debugDescription: "encoded to no property-list value"))
+    }
     return items[0]
   }
 

@@ -31,23 +31,35 @@ import Foundation
 ///
 /// Reading never fails: a stored value of another type (written by older code under the
 /// same key, or by another app version) reads as the key's default, and stays stored
-/// until the next write replaces it.
+/// until the next write replaces it. Numbers read as leniently as `UserDefaults`' own
+/// accessors read them: an `Int` key reads a whole `Double` (`14.0` is `14`), a `Double`
+/// key reads an integer, a `Bool` key reads any number (non-zero is `true`). Strings are
+/// never parsed: `"14"` or `"YES"` read as the default, although `integer(forKey:)` and
+/// `bool(forKey:)` would parse them.
+///
+/// Writing can fail: a `Codable` value whose `encode(to:)` throws has no stored form. A
+/// typed write of it is refused (nothing is written, locally or to the store) and listed
+/// in ``SyncCoordinator/status`` as ``RefusalReason/unencodable(_:)``.
 public protocol SyncValue: Sendable {
   /// The value decoded from its stored form, or `nil` when `propertyList` is not a value
   /// of this type.
   init?(propertyList: PropertyListValue)
 
   /// The value's stored form; `nil` means "no value": writing it removes the key.
-  var propertyList: PropertyListValue? { get }
+  ///
+  /// Throws when the value has no stored form (a `Codable` value whose encoding fails),
+  /// which is not the same as `nil`: a write of it is refused, and removes nothing.
+  var propertyList: PropertyListValue? { get throws }
 }
 
 extension Bool: SyncValue {
-  /// A Boolean; also the integers 0 and 1, as `UserDefaults.bool(forKey:)` reads them.
+  /// A Boolean; also any number, as `UserDefaults.bool(forKey:)` reads one: zero is
+  /// `false`, anything else `true`. A string is not parsed.
   public init?(propertyList: PropertyListValue) {
     switch propertyList {
     case .bool(let value): self = value
-    case .integer(0): self = false
-    case .integer(1): self = true
+    case .integer(let value): self = value != 0
+    case .double(let value): self = value != 0
     default: return nil
     }
   }
@@ -57,10 +69,19 @@ extension Bool: SyncValue {
 }
 
 extension Int: SyncValue {
-  /// An integer that fits `Int`.
+  /// An integer that fits `Int`; also a floating-point number that is exactly one
+  /// (`14.0`, which `UserDefaults.integer(forKey:)` reads as `14`). A fraction, a number
+  /// out of range and a string are not integers here.
   public init?(propertyList: PropertyListValue) {
-    guard case .integer(let value) = propertyList, let exact = Int(exactly: value) else { return nil }
-    self = exact
+    switch propertyList {
+    case .integer(let value):
+      guard let exact = Int(exactly: value) else { return nil }
+      self = exact
+    case .double(let value):
+      guard let exact = Int(exactly: value) else { return nil }
+      self = exact
+    default: return nil
+    }
   }
 
   /// `.integer(self)`.

@@ -17,7 +17,9 @@ import Observation
 /// through ``SyncCoordinator/changes(of:)`` from its creation until it is released, and
 /// applies each change on the main actor, re-reading the key so that it always shows
 /// what `UserDefaults` holds (a value set here is never replaced by an older one
-/// arriving late).
+/// arriving late). Creating it is a use of the key (see
+/// ``SyncCoordinator/subscript(_:)``): a first use pulls a value that arrived before it,
+/// and the model shows that value once pulled.
 @MainActor
 @Observable
 public final class SyncedValue<Value: SyncValue> {
@@ -26,16 +28,19 @@ public final class SyncedValue<Value: SyncValue> {
   /// The coordinator it reads and writes through.
   @ObservationIgnored public let coordinator: SyncCoordinator
   private var current: Value
+  /// The stored form ``current`` was read from (`nil`: absent), to tell a change.
+  @ObservationIgnored private var shown: PropertyListValue?
   @ObservationIgnored private var following: Task<Void, Never>?
 
   /// The key's value: what `UserDefaults` holds, or the key's default. Setting it
-  /// writes `UserDefaults` and pushes the key, as ``SyncCoordinator/subscript(_:)`` does.
+  /// writes `UserDefaults` and pushes the key, as ``SyncCoordinator/subscript(_:)`` does,
+  /// then shows what `UserDefaults` holds: the default after `nil`, say, or the previous
+  /// value when the new one could not be encoded (the set is then refused).
   public var value: Value {
     get { current }
     set {
       coordinator[key] = newValue
-      // As a read would return it: `nil` reads as the default, for one.
-      current = key.value(from: newValue.propertyList)
+      refresh()
     }
   }
 
@@ -48,7 +53,9 @@ public final class SyncedValue<Value: SyncValue> {
   public init(_ key: SyncKey<Value>, coordinator: SyncCoordinator = Zephyr.shared) {
     self.key = key
     self.coordinator = coordinator
-    current = coordinator[key]
+    let stored = coordinator.storedValue(forKey: key.name)
+    shown = stored
+    current = key.value(from: stored)
     let changes = coordinator.changes(of: key)
     following = Task { [weak self] in
       for await _ in changes {
@@ -66,7 +73,9 @@ public final class SyncedValue<Value: SyncValue> {
   /// stream element only says that something changed, and may be older than a value set
   /// here since.
   private func refresh() {
-    let latest = coordinator[key]
-    if latest.propertyList != current.propertyList { current = latest }
+    let stored = coordinator.storedValue(forKey: key.name)
+    guard stored != shown else { return }
+    shown = stored
+    current = key.value(from: stored)
   }
 }

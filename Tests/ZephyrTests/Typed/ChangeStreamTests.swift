@@ -103,3 +103,128 @@ struct ChangeStreamTests {
     #expect(a.value("nickname") == nil)
   }
 }
+
+/// A `UserDefaults` that runs an action right after its next read of one key, while the
+/// value read is still on its way to the caller: a write landing between a stream's read
+/// and its delivery, made deterministic.
+private final class ReadHookDefaults: UserDefaults {
+  private let hook = Locked<(key: String, action: @Sendable () -> Void)?>(nil)
+
+  /// Runs `action` once, inside the next `object(forKey: key)`, after the value is read.
+  func afterNextRead(of key: String, _ action: @escaping @Sendable () -> Void) {
+    hook.withLock { $0 = (key, action) }
+  }
+
+  override func object(forKey defaultName: String) -> Any? {
+    let value = super.object(forKey: defaultName)
+    let action = hook.withLock { hook -> (@Sendable () -> Void)? in
+      guard let pending = hook, pending.key == defaultName else { return nil }
+      hook = nil
+      return pending.action
+    }
+    action?()
+    return value
+  }
+}
+
+/// A coordinator over a ``ReadHookDefaults`` suite, holding `theme = "old"`. The
+/// coordinator is held here only, so that ``release()`` finishes its streams.
+private final class StreamOrderSetup: Sendable {
+  let suiteName = "zephyr-tests.stream-order.\(UUID().uuidString.prefix(8))"
+  // UserDefaults is thread-safe; swift-corelibs-foundation does not say so.
+  nonisolated(unsafe) let defaults: ReadHookDefaults
+  private let coordinator: Locked<SyncCoordinator?>
+  private let ledgers: URL
+
+  init() throws {
+    defaults = try #require(ReadHookDefaults(suiteName: suiteName))
+    ledgers = FileManager.default.temporaryDirectory.appendingPathComponent(suiteName)
+    let coordinator = SyncCoordinator(
+      defaults: defaults, suiteName: suiteName,
+      store: SimulatedCloud(delivery: .callingThread).device("A", initiallyDownloaded: true),
+      configuration: SyncConfiguration(deviceID: "A", logHandler: { _ in }, ledgerDirectory: ledgers))
+    coordinator[Keys.theme] = "old"
+    coordinator.waitForPendingLocalEdits()
+    self.coordinator = Locked(coordinator)
+  }
+
+  deinit {
+    release()  // first: a live coordinator would take the removal for a reset
+    defaults.removePersistentDomain(forName: suiteName)
+    try? FileManager.default.removeItem(at: ledgers)
+  }
+
+  func changes() -> AsyncStream<String> {
+    coordinator.withLock { $0 }?.changes(of: Keys.theme) ?? AsyncStream { $0.finish() }
+  }
+
+  func set(_ theme: String) {
+    coordinator.withLock { $0 }?[Keys.theme] = theme
+  }
+
+  /// Sets `theme` from a thread of its own, and returns once the set has returned.
+  func setOnAnotherThread(_ theme: String) {
+    let landed = DispatchSemaphore(value: 0)
+    Thread {
+      self.set(theme)
+      landed.signal()
+    }.start()
+    landed.wait()
+  }
+
+  /// Releases the coordinator, which finishes its streams.
+  func release() {
+    let released = coordinator.withLock { coordinator in
+      defer { coordinator = nil }
+      return coordinator
+    }
+    released?.waitForPendingLocalEdits()
+  }
+}
+
+/// The order a stream yields in when writes race its reads: always the order they were
+/// written in, ending on the value `UserDefaults` holds.
+extension ChangeStreamTests {
+  @Test(.timeLimit(.minutes(1)))
+  func aSetLandingBetweenTheReadAndTheDeliveryOfAValueIsYieldedAfterIt() async throws {
+    let setup = try StreamOrderSetup()
+    setup.defaults.afterNextRead(of: "theme") { [weak setup] in setup?.set("new") }
+
+    var changes = setup.changes().makeAsyncIterator()
+    #expect(await changes.next() == "old", "the value read when the stream started")
+    #expect(await changes.next() == "new", "then the set that landed before it was delivered")
+    #expect(setup.defaults.string(forKey: "theme") == "new")
+    setup.release()
+    #expect(await changes.next() == nil, "nothing older follows: the stream ended on new")
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func aSetFromAnotherThreadBetweenTheFirstReadAndItsDeliveryIsYieldedAfterIt() async throws {
+    let setup = try StreamOrderSetup()
+    // Another publisher, while this thread delivers the current value.
+    setup.defaults.afterNextRead(of: "theme") { [weak setup] in setup?.setOnAnotherThread("new") }
+
+    var changes = setup.changes().makeAsyncIterator()
+    #expect(await changes.next() == "old")
+    #expect(await changes.next() == "new")
+    setup.release()
+    #expect(await changes.next() == nil)
+  }
+
+  @Test(.timeLimit(.minutes(1)))
+  func aSetFromAnotherThreadDuringADeliveryIsYieldedAfterIt() async throws {
+    let setup = try StreamOrderSetup()
+    var changes = setup.changes().makeAsyncIterator()
+    #expect(await changes.next() == "old")
+    // This thread delivers "dusk"; another thread's set lands between its read and its
+    // yield, and is not delivered ahead of it.
+    setup.defaults.afterNextRead(of: "theme") { [weak setup] in setup?.setOnAnotherThread("night") }
+
+    setup.set("dusk")
+
+    #expect(await changes.next() == "dusk")
+    #expect(await changes.next() == "night")
+    setup.release()
+    #expect(await changes.next() == nil)
+  }
+}

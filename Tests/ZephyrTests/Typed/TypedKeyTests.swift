@@ -15,56 +15,90 @@ struct TypedKeyTests {
     from.coordinator[key] = value
     from.settle()
     harness.cloud.deliver()
-    return to.coordinator[key]
+    let read = to.coordinator[key]
+    to.settle()  // a first use reconciles the key in the background: let it end here
+    return read
   }
 
-  @Test func everyValueKindReachesTheOtherDeviceAndReadsBackThroughUserDefaults() throws {
+  /// Every kind of value crosses from A to B, and B reads it back through plain
+  /// `UserDefaults` accessors, as code that knows nothing of Zephyr (or `@AppStorage`) would.
+  @Test func everyValueKindReachesTheOtherDeviceAndReadsBackThroughPlainUserDefaults() throws {
     let harness = Harness()
     let names = [
       Keys.theme.name, Keys.flag.name, Keys.count.name, Keys.size.name, Keys.opened.name, Keys.blob.name,
       Keys.tags.name, Keys.scores.name, Keys.nickname.name, Keys.layout.name, Keys.mode.name, Keys.density.name,
+      Keys.temperature.name,
     ]
     let a = harness.device("A")
     let b = harness.device("B", monitored: names)
     let plain = b.defaults
     let opened = Date(timeIntervalSince1970: 1_700_000_000)
-    let layout = Layout(columns: 3, title: "Home", pinned: ["inbox"], updated: opened)
+    let layout = Layout(columns: 3, title: "Home", pinned: ["inbox", "sent"], updated: opened)
 
-    #expect(carry(Keys.theme, "dusk", from: a, to: b, in: harness) == "dusk")
-    #expect(plain.string(forKey: "theme") == "dusk")
     #expect(carry(Keys.flag, true, from: a, to: b, in: harness) == true)
     #expect(plain.bool(forKey: "flag"))
     #expect(carry(Keys.count, 42, from: a, to: b, in: harness) == 42)
     #expect(plain.integer(forKey: "count") == 42)
     #expect(carry(Keys.size, 17.5, from: a, to: b, in: harness) == 17.5)
     #expect(plain.double(forKey: "size") == 17.5)
+    #expect(carry(Keys.theme, "dusk", from: a, to: b, in: harness) == "dusk")
+    #expect(plain.string(forKey: "theme") == "dusk")
     #expect(carry(Keys.opened, opened, from: a, to: b, in: harness) == opened)
     #expect(plain.object(forKey: "opened") as? Date == opened)
     #expect(carry(Keys.blob, Data([0, 1, 2]), from: a, to: b, in: harness) == Data([0, 1, 2]))
     #expect(plain.data(forKey: "blob") == Data([0, 1, 2]))
     #expect(carry(Keys.tags, ["a", "b"], from: a, to: b, in: harness) == ["a", "b"])
     #expect(plain.stringArray(forKey: "tags") == ["a", "b"])
-    #expect(carry(Keys.scores, ["ann": 3], from: a, to: b, in: harness) == ["ann": 3])
-    #expect(b.value("scores") == .dictionary(["ann": .integer(3)]))
+    #expect(plain.array(forKey: "tags") as? [String] == ["a", "b"])
+    #expect(carry(Keys.scores, ["ann": 3, "bo": 5], from: a, to: b, in: harness) == ["ann": 3, "bo": 5])
+    #expect(plain.dictionary(forKey: "scores") as? [String: Int] == ["ann": 3, "bo": 5])
+
     #expect(carry(Keys.nickname, "kit", from: a, to: b, in: harness) == "kit")
     #expect(plain.string(forKey: "nickname") == "kit")
+    #expect(carry(Keys.nickname, nil, from: a, to: b, in: harness) == nil)
+    #expect(plain.object(forKey: "nickname") == nil, "an optional set to nil removes the key")
+
     #expect(carry(Keys.layout, layout, from: a, to: b, in: harness) == layout)
-    #expect(b.value("layout").flatMap(Layout.init(propertyList:)) == layout)
+    let fields = try #require(plain.dictionary(forKey: "layout"), "a Codable struct is a dictionary")
+    #expect(fields["columns"] as? Int == 3)
+    #expect(fields["title"] as? String == "Home")
+    #expect(fields["pinned"] as? [String] == ["inbox", "sent"])
+    #expect(fields["updated"] as? Date == opened)
+    #expect(carry(Keys.temperature, Celsius(21.5), from: a, to: b, in: harness) == Celsius(21.5))
+    #expect(plain.double(forKey: "temperature") == 21.5, "a Codable encoding a bare value is that value")
+
     #expect(carry(Keys.mode, .dusk, from: a, to: b, in: harness) == .dusk)
     #expect(plain.string(forKey: "mode") == "dusk")
     #expect(carry(Keys.density, .compact, from: a, to: b, in: harness) == .compact)
-    #expect(plain.integer(forKey: "density") == 1)
+    #expect(plain.integer(forKey: "density") == 1, "RawRepresentable and Codable: the raw value")
   }
 
-  @Test func readsComeFromThePersistentDomainElseTheDefault() {
+  /// A typed read returns what `object(forKey:)` returns, as `UserDefaults`' accessors and
+  /// `@AppStorage` do: a registered default reads as the value. Syncing never uploads it.
+  @Test func readsReturnWhatUserDefaultsReturnsRegisteredDefaultsIncludedElseTheKeysDefault() {
     let harness = Harness()
     let a = harness.device("A")
-    #expect(a.coordinator[Keys.theme] == "light")
-    a.defaults.register(defaults: ["count": 99])
-    defer { a.defaults.register(defaults: ["count": 7]) }
-    #expect(a.coordinator[Keys.count] == 7, "a registered default is not a stored value")
-    a.set(.integer(5), "count")
-    #expect(a.coordinator[Keys.count] == 5, "a value written through plain UserDefaults reads typed")
+    // `register(defaults:)` is shared by every suite in the process: a key of this test's own.
+    let name = "registered.\(UUID().uuidString.prefix(8))"
+    let key = SyncKey<Int>(name, default: 7)
+    #expect(a.coordinator[key] == 7)
+
+    a.defaults.register(defaults: [name: 99])
+    #expect(a.coordinator[key] == 99, "as integer(forKey:) and @AppStorage read it")
+    #expect(a.coordinator[key] == a.defaults.integer(forKey: name))
+    a.settle()
+    a.coordinator.sync()
+    #expect(a.store.value(forKey: name) == nil, "a registered default is never uploaded")
+
+    a.set(.integer(5), name)
+    #expect(a.coordinator[key] == 5, "a value written through plain UserDefaults reads typed")
+    a.coordinator.removeValue(for: key)
+    #expect(a.coordinator[key] == 99, "removed: the registered default shows again")
+    a.settle()
+    if case .deleted? = a.record(name)?.content {
+    } else {
+      Issue.record("expected a tombstone: \(a.record(name) as Any)")
+    }
   }
 
   @Test func aStoredValueOfAnotherTypeReadsAsTheDefault() {

@@ -36,6 +36,27 @@ struct Celsius: Codable, SyncValue, Equatable {
   }
 }
 
+/// A `Codable` value whose encoding fails for negative numbers, as a type with an
+/// invariant its `encode(to:)` checks might.
+struct Fragile: Codable, SyncValue, Equatable {
+  var number: Int
+
+  init(_ number: Int) { self.number = number }
+
+  init(from decoder: any Decoder) throws {
+    number = try decoder.singleValueContainer().decode(Int.self)
+  }
+
+  func encode(to encoder: any Encoder) throws {
+    guard number >= 0 else {
+      throw EncodingError.invalidValue(
+        number, EncodingError.Context(codingPath: encoder.codingPath, debugDescription: "negative"))
+    }
+    var container = encoder.singleValueContainer()
+    try container.encode(number)
+  }
+}
+
 enum Keys {
   static let theme = SyncKey<String>("theme", default: "light")
   static let flag = SyncKey<Bool>("flag", default: false)
@@ -50,4 +71,5 @@ enum Keys {
   static let mode = SyncKey<Theme>("mode", default: .light)
   static let density = SyncKey<Density>("density", default: .comfortable)
   static let temperature = SyncKey<Celsius>("temperature", default: Celsius(20))
+  static let fragile = SyncKey<Fragile>("fragile", default: Fragile(0))
 }
