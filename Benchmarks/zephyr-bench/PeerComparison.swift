@@ -4,6 +4,7 @@ import Foundation
 ///
 ///     swift run -c release zephyr-bench peers                # this part only
 ///     swift run -c release zephyr-bench peers 2000           # more scenarios
+///     swift run -c release zephyr-bench peers markdown       # the README's two tables
 ///     swift run -c release zephyr-bench peers explain 17     # one seed, step by step
 ///     swift run -c release zephyr-bench peers shrink 36      # this engine's finding, minimal
 ///
@@ -90,8 +91,8 @@ enum PeerComparison {
     return lines.joined(separator: "\n")
   }
 
-  /// Handles `zephyr-bench peers [count]`, `peers explain <seed>` and `peers shrink <seed>`;
-  /// returns `false` for other arguments.
+  /// Handles `zephyr-bench peers [count]`, `peers markdown [count]`, `peers explain <seed>`
+  /// and `peers shrink <seed>`; returns `false` for other arguments.
   static func handle(_ arguments: [String]) -> Bool {
     guard arguments.first == "peers" else { return false }
     let mode = arguments.dropFirst().first
@@ -100,9 +101,16 @@ enum PeerComparison {
       print(mode == "explain" ? explain(PeerScenario.generate(seed: seed)) : PeerShrinker.shrink(seed: seed))
       return true
     }
-    let count = mode.flatMap { Int($0) }.map { max($0, 1) } ?? scenarios
-    let command = "swift run -c release zephyr-bench peers" + (mode.map { " \($0)" } ?? "")
-    let report: [String: Any] = ["command": command, "peers": run(scenarios: count)]
+    let markdown = mode == "markdown"
+    let countArgument = arguments.dropFirst(markdown ? 2 : 1).first
+    let count = countArgument.flatMap { Int($0) }.map { max($0, 1) } ?? scenarios
+    let entries = run(scenarios: count)
+    if markdown {
+      print(PeerMarkdown.tables(entries, scenarios: count))
+      return true
+    }
+    let command = "swift run -c release zephyr-bench peers" + (countArgument.map { " \($0)" } ?? "")
+    let report: [String: Any] = ["command": command, "peers": entries]
     if let json = try? JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys]) {
       print(String(decoding: json, as: UTF8.self))
     }
