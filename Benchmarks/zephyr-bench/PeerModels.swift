@@ -34,7 +34,8 @@ import Zephyr
 ///   absent in the store: removed locally).
 /// - Launch: `synchronize()` (from `init`), the keys monitored, `sync()`.
 ///
-/// Two choices that understate this design's costs (and are said under the README table):
+/// Two choices of the model (both said under the README table); the first understates
+/// this design's costs:
 /// - "Every local key" is only the workload's four keys and `ZephyrSyncKey`. The real
 ///   `sync()` copies `userDefaults.dictionaryRepresentation()`: system keys
 ///   (`AppleLanguages`, `AppleLocale`, …) and registered defaults too, each one a store
