@@ -4,25 +4,51 @@ import Foundation
 ///
 ///     swift run -c release zephyr-bench peers                # this part only
 ///     swift run -c release zephyr-bench peers 2000           # more scenarios
+///     swift run -c release zephyr-bench peers markdown       # the README's two tables
 ///     swift run -c release zephyr-bench peers explain 17     # one seed, step by step
 ///     swift run -c release zephyr-bench peers shrink 36      # this engine's finding, minimal
 ///
-/// Metrics, summed over the scenarios:
+/// Metrics, summed over the scenarios. Where every edit went (each edit or delete step
+/// in exactly one, so they add up to `edits`; see ``PeerTally``):
+/// - `edits`: edit and delete steps issued, the same steps for every design.
+/// - `edits_pushed`: the server held the write before anything replaced it on its device.
+/// - `edits_superseded_by_own_edit`: its device's next write of the key came first.
+/// - `removals_of_absent_keys`: delete steps on a device that held no value (a no-op).
+/// - `overwritten_before_push`: replaced on its device, before the server held it, by an
+///   inbound store event (a download's, a late or duplicate one, or the final rounds'):
+///   the issue's measure, the documented "an inbound event prefers remote" policy.
+/// - `yielded_to_cloud_history`: replaced before its push, in a step where no event was
+///   handed to its device, by that device's own push or sync taking the value its store
+///   copy held. For this engine every one is DESIGN §4's "no history, present | a Zephyr
+///   record | pull: cloud history beats a never-synced device": the device had no ledger
+///   history for the key and its store copy held another device's record (downloaded,
+///   its event dropped or late); `peers explain <seed>` shows the engine's decision. The
+///   rule is deliberate: a first-launch default written by app code (a setting an app
+///   update adds) must not overwrite the value the person chose on other devices, and
+///   Zephyr cannot tell such a write from a user's edit.
+/// - `replaced_at_relaunch`: replaced before its push by a relaunch.
+/// - `edits_never_pushed`: never reached the server and never replaced: the design never
+///   sent it. A design that refuses to push shows here, not as fewer lost writes.
+/// - `…_causally_later` (`overwritten_`, `yielded_`, `replaced_at_relaunch_`): of those,
+///   the replacing value was a write that causally precedes the replaced one (the device
+///   went back to a state its user had seen superseded); a replacement by absence names
+///   no write and is not counted.
+///
+/// Outcomes:
 /// - `lost_writes`: keys whose final value (on any device) is a write that a causally
 ///   later write superseded, where that later write was pushed (the server held it) and
 ///   not itself replaced on its device before its push. Causality is a vector clock per
-///   device across all keys (see ``PeerHistory``).
-/// - `overwritten_before_push`: edits and deletes that something other than their own
-///   device's next edit (an inbound event, a sync, a relaunch) replaced on their device
-///   before the server held them: the documented "an inbound event prefers remote" policy
-///   and its relatives, counted apart and never as lost.
+///   device across all keys (see ``PeerHistory``). Only a pushed write supersedes: an
+///   edit a design never pushed, or gave up, is in the fates above instead.
+/// - `lost_writes_converged`: the same, in scenarios whose devices agreed at the end (a
+///   scenario that did not converge is charged in `not_converged` too).
 /// - `resurrected_deletes`: keys that end with a value although a delete of them causally
-///   follows every other write of the key.
+///   follows every other write of the key (and was not replaced before its push).
 /// - `not_converged`: scenarios whose devices still disagree after six rounds.
 /// - `store_writes_per_edit`, `bytes_per_edit`, `synchronize_calls_per_edit`: store
 ///   `setValue`/`removeValue` calls, their bytes (key + binary-plist value) and
 ///   `synchronize()` calls on all devices over the whole scenario, final rounds included,
-///   per edit or delete made.
+///   per edit or delete step.
 /// - `extra_store_keys`: the most store keys a scenario ended with beyond the synced ones.
 enum PeerComparison {
   static let scenarios = 300
@@ -41,13 +67,14 @@ enum PeerComparison {
     func perEdit(_ amount: Int) -> Double {
       total.edits > 0 ? (Double(amount) / Double(total.edits) * 100).rounded() / 100 : 0
     }
-    return [
-      "design": design.rawValue, "scenarios": scenarios, "edits": total.edits,
-      "lost_writes": total.lostWrites, "overwritten_before_push": total.overwrittenBeforePush,
-      "resurrected_deletes": total.resurrectedDeletes, "not_converged": total.notConverged,
-      "store_writes_per_edit": perEdit(total.storeWrites), "bytes_per_edit": perEdit(total.bytes),
-      "synchronize_calls_per_edit": perEdit(total.synchronizeCalls), "extra_store_keys": total.extraStoreKeys,
-    ]
+    var entry: [String: Any] = total.counts
+    entry["design"] = design.rawValue
+    entry["scenarios"] = scenarios
+    entry["store_writes_per_edit"] = perEdit(total.storeWrites)
+    entry["bytes_per_edit"] = perEdit(total.bytes)
+    entry["synchronize_calls_per_edit"] = perEdit(total.synchronizeCalls)
+    entry["extra_store_keys"] = total.extraStoreKeys
+    return entry
   }
 
   /// A scenario on the given designs, with the steps, what each device held after each
@@ -64,19 +91,26 @@ enum PeerComparison {
     return lines.joined(separator: "\n")
   }
 
-  /// Handles `zephyr-bench peers [explain <seed>]`; returns `false` for other arguments.
+  /// Handles `zephyr-bench peers [count]`, `peers markdown [count]`, `peers explain <seed>`
+  /// and `peers shrink <seed>`; returns `false` for other arguments.
   static func handle(_ arguments: [String]) -> Bool {
     guard arguments.first == "peers" else { return false }
-    if arguments.count >= 3, let seed = UInt64(arguments[2]) {
-      switch arguments[1] {
-      case "explain": print(explain(PeerScenario.generate(seed: seed)))
-      case "shrink": print(PeerShrinker.shrink(seed: seed))
-      default: return false
-      }
+    let mode = arguments.dropFirst().first
+    if mode == "explain" || mode == "shrink" {
+      guard arguments.count >= 3, let seed = UInt64(arguments[2]) else { return false }
+      print(mode == "explain" ? explain(PeerScenario.generate(seed: seed)) : PeerShrinker.shrink(seed: seed))
       return true
     }
-    let count = arguments.dropFirst().first.flatMap { Int($0) }.map { max($0, 1) } ?? scenarios
-    let report: [String: Any] = ["command": "swift run -c release zephyr-bench peers", "peers": run(scenarios: count)]
+    let markdown = mode == "markdown"
+    let countArgument = arguments.dropFirst(markdown ? 2 : 1).first
+    let count = countArgument.flatMap { Int($0) }.map { max($0, 1) } ?? scenarios
+    let entries = run(scenarios: count)
+    if markdown {
+      print(PeerMarkdown.tables(entries, scenarios: count))
+      return true
+    }
+    let command = "swift run -c release zephyr-bench peers" + (countArgument.map { " \($0)" } ?? "")
+    let report: [String: Any] = ["command": command, "peers": entries]
     if let json = try? JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys]) {
       print(String(decoding: json, as: UTF8.self))
     }

@@ -6,7 +6,8 @@ import ZephyrTesting
 /// `SyncCoordinator` over the device's store, with an `AppleFaithfulDefaults` suite that
 /// announces each write synchronously (so local edits are pushed as on Apple platforms)
 /// and a ledger folder of its own. Only the device id, the ledger folder and the clock
-/// (the device's skewed wall clock, used for tombstone dates) are configured.
+/// (the device's skewed wall clock, used for tombstone dates) are configured. Source: this
+/// package's `Sources/Zephyr` at the commit the bench is built from.
 final class EngineReplica: PeerReplica {
   private let device: String
   private let store: MeteredStore
@@ -15,8 +16,12 @@ final class EngineReplica: PeerReplica {
   private let defaults: UserDefaults
   private let ledgerDirectory: URL
   private var coordinator: SyncCoordinator?
+  /// The coordinator's decision log (`pull theme g7 … (cloud history beats never-synced
+  /// device)`), kept when explaining.
+  private let log: Locked<[String]>?
 
-  init(device: String, store: MeteredStore, clock: PeerClock) {
+  init(device: String, store: MeteredStore, clock: PeerClock, verbose: Bool = false) {
+    log = verbose ? Locked([]) : nil
     self.device = device
     self.store = store
     self.clock = clock
@@ -36,10 +41,13 @@ final class EngineReplica: PeerReplica {
   /// As an app does at launch: a coordinator, the keys monitored, one `sync()`.
   private func launch() {
     let clock = self.clock
+    let log = self.log
     let coordinator = SyncCoordinator(
       defaults: defaults, suiteName: suiteName, store: store,
       configuration: SyncConfiguration(
-        deviceID: device, logHandler: { _ in }, ledgerDirectory: ledgerDirectory, clock: { clock.now }))
+        deviceID: device, debugEnabled: log != nil,
+        logHandler: { message in log?.withLock { $0.append(message.text) } }, ledgerDirectory: ledgerDirectory,
+        clock: { clock.now }))
     coordinator.addKeysToBeMonitored(keys: PeerScenario.keys)
     self.coordinator = coordinator
     coordinator.sync()
@@ -70,6 +78,13 @@ final class EngineReplica: PeerReplica {
       if let raw = defaults.object(forKey: key), let value = PropertyListValue(bridging: raw) { values[key] = value }
     }
     return values
+  }
+
+  func drainLog() -> [String] {
+    log?.withLock { lines in
+      defer { lines = [] }
+      return lines
+    } ?? []
   }
 
   func relaunch() {

@@ -4,7 +4,7 @@ import Zephyr
 /// Zephyr 5.0.1: per-key generations kept in three maps that every device rewrites.
 ///
 /// Assumptions, from ArtSabintsev/Zephyr 5.0.1 (`Sources/Zephyr.swift` and
-/// `Sources/ZephyrReconciler.swift` at 6acddc8):
+/// `Sources/ZephyrReconciler.swift` at 6acddc82, whose `CHANGELOG.md` tops at 5.0.1):
 /// - Generations live in maps, not next to the values: `Zephyr.v5.versions`,
 ///   `Zephyr.v5.tombstones` (key → generation) and `Zephyr.v5.knownKeys`, each kept both
 ///   in `UserDefaults` and as one store key. A key's generation is the larger of its

@@ -2,14 +2,24 @@ import Foundation
 import Zephyr
 
 // Small models of the peers' merge designs, written for this benchmark from their public
-// source (facts, not code): ArtSabintsev/Zephyr `Sources/Zephyr.swift` before 5.0 and
-// sindresorhus/Defaults `Sources/Defaults/Defaults+iCloud.swift`. Zephyr 5.0.1 is in
-// PeerModelZephyr5.swift. Each keeps what decides which value wins and what the store is
-// asked to do; logging, threading and platform glue are left out.
+// source (facts, not code). Each keeps what decides which value wins and what the store
+// is asked to do; logging, threading and platform glue are left out. Zephyr 5.0.1 is in
+// PeerModelZephyr5.swift. The sources read, pinned:
+// - Zephyr 3.8 / 4: ArtSabintsev/Zephyr `Sources/Zephyr.swift` at 78e6f2ab (podspec
+//   3.2.0) and at 1653bd61 (an earlier one), the last pre-5 versions of the file we could
+//   read; and the 5.0.0 entry of `CHANGELOG.md` at 6acddc82, which lists what 4.x still
+//   did: one store-level `ZephyrSyncKey` date, full `sync()` over
+//   `dictionaryRepresentation()`, a `synchronize()` per key, KVO monitoring. The 3.8 and
+//   4.x tags themselves were not in the index we searched.
+// - Defaults 9: sindresorhus/Defaults `Sources/Defaults/Defaults+iCloud.swift` at
+//   034b159d (per-key `[Date, value]`; an earlier version, e79ec465, kept one
+//   store-wide date and made `syncWithoutWaiting()` public).
+// - This engine: `Sources/Zephyr` of this package, at the commit the bench is built from
+//   (PeerEngineReplica.swift).
 
 /// Zephyr 3.8 / 4: one `ZephyrSyncKey` date for the whole store.
 ///
-/// Assumptions, from the 3.x/4.x source:
+/// Assumptions, from the 3.x/4.x source (see the top of this file):
 /// - Both sides keep a `ZephyrSyncKey` date (the device's wall clock, `Date()`). The side
 ///   with the later date is "newer"; a side without a date is older than one with it.
 /// - `sync()` (no keys): if local is newer, the cloud's date is set to now and every local
@@ -23,6 +33,17 @@ import Zephyr
 ///   then each named monitored key is copied from the store (local date = now first;
 ///   absent in the store: removed locally).
 /// - Launch: `synchronize()` (from `init`), the keys monitored, `sync()`.
+///
+/// Two choices of the model (both said under the README table); the first understates
+/// this design's costs:
+/// - "Every local key" is only the workload's four keys and `ZephyrSyncKey`. The real
+///   `sync()` copies `userDefaults.dictionaryRepresentation()`: system keys
+///   (`AppleLanguages`, `AppleLocale`, …) and registered defaults too, each one a store
+///   write and a `synchronize()`, each one a store key more. How many depends on the
+///   device, so the model leaves them out.
+/// - The app calls `sync()` (the README at 01ec89ce shows it first), not `sync(keys:)`.
+///   `sync(keys:)` decides the direction by the same date but copies only the named keys,
+///   and a named key absent on the winning side is removed on the other.
 final class Zephyr4Model: PeerModel {
   static let syncKey = "ZephyrSyncKey"
   private let store: any KeyValueSyncStore
@@ -87,19 +108,25 @@ final class Zephyr4Model: PeerModel {
 
 /// Defaults 9 (`iCloud: true` keys): `[Date, value]` per key, wall-clock last-writer-wins.
 ///
-/// Assumptions, from `Defaults+iCloud.swift`:
+/// Assumptions, from `Defaults+iCloud.swift` at 034b159d:
 /// - Every sync task is stamped with `Date()` when it is queued (the device's wall clock).
+///   Tasks run in order on one queue; the model runs each at once.
 /// - A local edit: local stamp (`<key>__DEFAULTS__synchronizeTimestamp`) = now; the store
 ///   gets `[now, value]`, or the key is removed when the local value is gone (a reset);
-///   then `synchronize()`.
+///   then `synchronize()` (`syncOnChange` is on).
 /// - A store event naming keys: a key is pulled only when the store holds a stamp and it
 ///   is later than the local one; the pull writes the value and sets the local stamp to
 ///   now. A removed key has no stamp, so the event is ignored: deletes do not propagate.
-/// - `syncWithoutWaiting()` (our "sync"): per key, the side with the later stamp wins; a
-///   local winner is written as `[now, value]` (or removed) without touching the local
-///   stamp, a remote winner is pulled as above; no stamp on either side: nothing.
-/// - Launch (`init` calls `synchronize()`; each key is added again): a key at its default
-///   (absent) only pulls, when the store's stamp is the later; any other key syncs as above.
+/// - The workload's "sync" step is `waitForSyncCompletion()`, the only sync call an app
+///   can make: `syncWithoutWaiting()` is internal at 034b159d (`static func`, no
+///   `public`). It awaits the queue's tasks (`backgroundQueue.flush()`) and starts none,
+///   so with every task already run it does nothing; the final rounds' syncs likewise.
+/// - Launch (`init` calls `synchronize()`; each key is added again, as `add` does for an
+///   `iCloud: true` key): a key at its default (absent) only pulls, when the store's
+///   stamp is the later; any other key syncs by the later stamp (the same rule as
+///   `syncWithoutWaiting`, which `add` calls internally): a local winner is written as
+///   `[now, value]` (or removed) without touching the local stamp, a remote winner is
+///   pulled as above; no stamp on either side: nothing.
 /// - The stamp lives in `UserDefaults` only: no extra store key.
 final class Defaults9Model: PeerModel {
   private static let stampSuffix = "__DEFAULTS__synchronizeTimestamp"
@@ -129,9 +156,8 @@ final class Defaults9Model: PeerModel {
     pushKey(key)
   }
 
-  func sync() {
-    for key in PeerScenario.keys { syncKey(key) }
-  }
+  /// `waitForSyncCompletion()`: awaits queued tasks, starts none (see above).
+  func sync() {}
 
   func storeDidChange(_ change: ExternalChange) {
     guard let keys = change.keys else { return }

@@ -17,6 +17,12 @@ protocol PeerReplica: AnyObject {
   func relaunch()
   /// Releases what the replica holds (observers, files).
   func tearDown()
+  /// The design's own decision log since the last call, for `peers explain`.
+  func drainLog() -> [String]
+}
+
+extension PeerReplica {
+  func drainLog() -> [String] { [] }
 }
 
 /// The designs compared, in report order.
@@ -26,12 +32,13 @@ enum PeerDesign: String, CaseIterable, Sendable {
   case defaults9 = "defaults-9"
   case this
 
-  func replica(device: String, store: MeteredStore, clock: PeerClock) -> PeerReplica {
+  /// `verbose`: this engine logs its decisions, for `peers explain`.
+  func replica(device: String, store: MeteredStore, clock: PeerClock, verbose: Bool = false) -> PeerReplica {
     switch self {
     case .zephyr4: ModelHost(store: store) { Zephyr4Model(store: store, local: $0, clock: clock) }
     case .zephyr5: ModelHost(store: store) { Zephyr5Model(store: store, local: $0) }
     case .defaults9: ModelHost(store: store) { Defaults9Model(store: store, local: $0, clock: clock) }
-    case .this: EngineReplica(device: device, store: store, clock: clock)
+    case .this: EngineReplica(device: device, store: store, clock: clock, verbose: verbose)
     }
   }
 }
@@ -118,7 +125,10 @@ final class ModelHost: PeerReplica {
     model.launch()
   }
 
+  /// The observers the libraries use (KVO, `didChangeNotification` diffed against a
+  /// snapshot) report a change of value; removing a key the device does not hold is none.
   func edit(_ key: String, _ value: PropertyListValue?) {
+    guard local.values[key] != value else { return }
     local.values[key] = value
     model.localDidChange(key)
   }

@@ -2,31 +2,6 @@ import Foundation
 import Zephyr
 import ZephyrTesting
 
-/// What one scenario on one design came to.
-struct PeerTally {
-  var edits = 0
-  var lostWrites = 0
-  var overwrittenBeforePush = 0
-  var resurrectedDeletes = 0
-  var notConverged = 0
-  var storeWrites = 0
-  var bytes = 0
-  var synchronizeCalls = 0
-  var extraStoreKeys = 0
-  /// What went wrong, for `zephyr-bench peers explain <seed>`.
-  var findings: [String] = []
-
-  static func + (left: PeerTally, right: PeerTally) -> PeerTally {
-    PeerTally(
-      edits: left.edits + right.edits, lostWrites: left.lostWrites + right.lostWrites,
-      overwrittenBeforePush: left.overwrittenBeforePush + right.overwrittenBeforePush,
-      resurrectedDeletes: left.resurrectedDeletes + right.resurrectedDeletes,
-      notConverged: left.notConverged + right.notConverged, storeWrites: left.storeWrites + right.storeWrites,
-      bytes: left.bytes + right.bytes, synchronizeCalls: left.synchronizeCalls + right.synchronizeCalls,
-      extraStoreKeys: max(left.extraStoreKeys, right.extraStoreKeys), findings: left.findings + right.findings)
-  }
-}
-
 /// Runs one ``PeerScenario`` on one ``PeerDesign``: three devices on one `SimulatedCloud`
 /// (events delivered on the cloud's own thread, as on Apple platforms), the steps in
 /// order, then every device back online and rounds of "deliver; every device syncs;
@@ -59,7 +34,7 @@ final class PeerRun {
       clock.set(PeerScenario.start.addingTimeInterval(scenario.skews[device] ?? 0))
       stores[device] = store
       clocks[device] = clock
-      replicas[device] = design.replica(device: device, store: store, clock: clock)
+      replicas[device] = design.replica(device: device, store: store, clock: clock, verbose: verbose)
     }
   }
 
@@ -67,8 +42,12 @@ final class PeerRun {
     for (index, step) in scenario.steps.enumerated() {
       setClocks(second: index)
       perform(step, at: index)
-      observeAll()
-      if verbose { transcript.append("\(index): \(step)  \(describeState())") }
+      // What the step let run, and so what could replace an unpushed write.
+      if let cause = Self.cause(of: step) { observeAll(cause: cause) }
+      if verbose {
+        transcript += drainLogs()
+        transcript.append("\(index): \(step)  \(describeState())")
+      }
     }
     finish()
     for replica in replicas.values { replica.tearDown() }
@@ -85,6 +64,18 @@ final class PeerRun {
     replicas[device]
   }
 
+  /// The kind of step, for what replaced a write: `nil` for the steps that run no design
+  /// code and change no device's local values (an upload only moves the device's pending
+  /// writes to the server; a connection toggle only flips a flag).
+  static func cause(of step: PeerStep) -> PeerReplacement? {
+    switch step {
+    case .edit, .delete, .sync: .ownPushOrSync
+    case .download, .late, .duplicate: .inboundEvent
+    case .relaunch: .relaunch
+    case .upload, .toggleOnline: nil
+    }
+  }
+
   private func perform(_ step: PeerStep, at index: Int) {
     switch step {
     case .edit(let device, let key):
@@ -94,8 +85,14 @@ final class PeerRun {
       replica(device)?.edit(key, value)
       tally.edits += 1
     case .delete(let device, let key):
-      guard replica(device)?.localValues()[key] != nil else { return }
-      history.record(id: "\(device)\(index)x", key: key, value: nil, by: device)
+      // Issued on every design, so that all run the same steps. On a device that holds no
+      // value it changes nothing there and makes no write (counted apart); a design sees
+      // the call (its observer does not fire: nothing changed).
+      if replica(device)?.localValues()[key] != nil {
+        history.record(id: "\(device)\(index)x", key: key, value: nil, by: device)
+      } else {
+        tally.removalsOfAbsentKeys += 1
+      }
       replica(device)?.edit(key, nil)
       tally.edits += 1
     case .sync(let device):
@@ -142,10 +139,15 @@ final class PeerRun {
     replica(device)?.deliverPendingEvents()
   }
 
-  private func observeAll() {
+  private func observeAll(cause: PeerReplacement) {
     for device in PeerScenario.devices {
-      history.observe(device, locals: replica(device)?.localValues() ?? [:])
+      history.observe(device, locals: replica(device)?.localValues() ?? [:], cause: cause)
     }
+  }
+
+  /// The designs' decision logs since the last step, indented under it.
+  private func drainLogs() -> [String] {
+    PeerScenario.devices.flatMap { device in (replica(device)?.drainLog() ?? []).map { "    \(device) log: \($0)" } }
   }
 
   private func describeState() -> String {
@@ -167,7 +169,7 @@ final class PeerRun {
         post(event, to: device)
       }
     }
-    observeAll()
+    observeAll(cause: .inboundEvent)
     var agreed = agreement()
     var round = 0
     while !agreed, round < Self.maximumRounds {
@@ -175,10 +177,10 @@ final class PeerRun {
       setClocks(second: scenario.steps.count + round)
       deliverToAll()
       for device in PeerScenario.devices { replica(device)?.sync() }
-      observeAll()
+      observeAll(cause: .ownPushOrSync)
       deliverToAll()
       agreed = agreement()
-      if verbose { transcript.append("round \(round)  \(describeState())") }
+      if verbose { transcript += drainLogs() + ["round \(round)  \(describeState())"] }
     }
     judge(agreed: agreed)
   }
@@ -191,7 +193,7 @@ final class PeerRun {
       history.markPushed(server: cloud.serverValues, uploaders: [device])
     }
     for device in PeerScenario.devices { download(device, notify: true) }
-    observeAll()
+    observeAll(cause: .inboundEvent)
   }
 
   private func agreement() -> Bool {
@@ -206,6 +208,7 @@ final class PeerRun {
     for key in PeerScenario.keys {
       if let lost = finals.first(where: { history.isLost(key: key, final: $0[key]) }) {
         tally.lostWrites += 1
+        if agreed { tally.lostWritesConverged += 1 }
         tally.findings.append("seed \(scenario.seed): lost write of \(key), final \(describe(lost[key]))")
       }
       if let back = finals.first(where: { history.isResurrected(key: key, final: $0[key]) }) {
@@ -213,9 +216,12 @@ final class PeerRun {
         tally.findings.append("seed \(scenario.seed): resurrected \(key), final \(describe(back[key]))")
       }
     }
-    let overwritten = history.overwrittenBeforePush
-    tally.overwrittenBeforePush = overwritten.count
-    if verbose, !overwritten.isEmpty { tally.findings.append("overwritten before push: \(overwritten)") }
+    for write in history.writes.values { tally.count(history.fate(of: write)) }
+    if tally.accounted != tally.edits {
+      tally.findings.append("seed \(scenario.seed): \(tally.edits) edits, \(tally.accounted) accounted for")
+    }
+    let replaced = history.replacedBeforePush
+    if verbose, !replaced.isEmpty { tally.findings.append("replaced before push: \(replaced.joined(separator: ", "))") }
     for store in stores.values {
       tally.storeWrites += store.device.statistics.writes
       tally.synchronizeCalls += store.device.statistics.synchronizeCalls

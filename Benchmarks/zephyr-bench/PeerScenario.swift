@@ -9,7 +9,8 @@ import Zephyr
 enum PeerStep: Sendable, Equatable, CustomStringConvertible {
   /// The app writes a new value to a synced key (the value carries the write's id).
   case edit(String, String)
-  /// The app removes a synced key (skipped when the device holds no value).
+  /// The app removes a synced key (issued on every design; on a device that holds no
+  /// value it is a no-op there and makes no write).
   case delete(String, String)
   /// The app calls the design's sync entry point.
   case sync(String)
