@@ -37,6 +37,24 @@ struct FacadeTests {
     }
   }
 
+  /// Zephyr 5 apps set the facade's flags first, then the app group's suite: no
+  /// coordinator over `UserDefaults.standard` is created on the way (it would write
+  /// bookkeeping into a domain the app never syncs), and the flags reach the suite's.
+  @Test func flagsSetBeforeTheSuiteCreateNoCoordinatorAndApplyToIt() {
+    let harness = Harness()
+    let group = harness.device("group")
+    SharedFacade.withoutShared {
+      Zephyr.debugEnabled = true
+      Zephyr.syncUbiquitousKeyValueStoreOnChange = false
+      #expect(Zephyr.debugEnabled && !Zephyr.syncUbiquitousKeyValueStoreOnChange)
+      #expect(Zephyr.sharedCoordinator.withLock { $0 } == nil, "reading or setting a flag creates no coordinator")
+      Zephyr.setUserDefaultsSuite(to: group.defaults, suiteName: group.suiteName)
+      #expect(Zephyr.shared.domainName == group.suiteName)
+      #expect(Zephyr.shared.configuration.debugEnabled)
+      #expect(!Zephyr.shared.configuration.synchronizeOnChange)
+    }
+  }
+
   @Test func standardDomainIsNamedAfterTheBundleOrTheProcess() {
     let domain = UserDefaultsDomain(defaults: .standard, suiteName: nil)
     #expect(domain.name == (Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName))

@@ -71,7 +71,24 @@ public enum Zephyr {
   /// The `userInfo` key of ``keysDidChangeOnCloudNotification``: a `[String]`, sorted.
   public static let changedKeysUserInfoKey = "ZephyrChangedKeys"
 
-  private static let sharedCoordinator = Locked<SyncCoordinator?>(nil)
+  /// The shared coordinator, once created (internal for the facade's tests).
+  static let sharedCoordinator = Locked<SyncCoordinator?>(nil)
+  /// The facade's settings made before ``shared`` exists: applied when it is created, so
+  /// that setting them first (as Zephyr 5 apps do, before `setUserDefaultsSuite`) does
+  /// not create a coordinator over `UserDefaults.standard`.
+  static let pendingSettings = Locked(PendingSettings())
+
+  struct PendingSettings {
+    var debugEnabled: Bool?
+    var synchronizeOnChange: Bool?
+
+    func applied(to configuration: SyncConfiguration) -> SyncConfiguration {
+      var configuration = configuration
+      if let debugEnabled { configuration.debugEnabled = debugEnabled }
+      if let synchronizeOnChange { configuration.synchronizeOnChange = synchronizeOnChange }
+      return configuration
+    }
+  }
 
   /// The coordinator every facade call forwards to. Created on first use over
   /// `UserDefaults.standard` and the platform's store (iCloud on Apple platforms, an
@@ -81,7 +98,8 @@ public enum Zephyr {
       if let coordinator = sharedCoordinator.withLock({ $0 }) { return coordinator }
       // Created outside the lock: its launch writes UserDefaults, whose observers may call
       // back into the facade. Should two threads race here, the first one stored wins.
-      let created = SyncCoordinator(store: makeDefaultStore())
+      let settings = pendingSettings.withLock { $0 }
+      let created = SyncCoordinator(store: makeDefaultStore(), configuration: settings.applied(to: SyncConfiguration()))
       return sharedCoordinator.withLock { coordinator in
         if let coordinator { return coordinator }
         coordinator = created
@@ -187,24 +205,44 @@ public enum Zephyr {
     {
       return
     }
+    let settings = pendingSettings.withLock { $0 }
     let replacement = SyncCoordinator(
       defaults: suite, suiteName: suiteName, store: previous?.store ?? makeDefaultStore(),
-      configuration: previous?.configuration ?? SyncConfiguration())
+      configuration: previous?.configuration ?? settings.applied(to: SyncConfiguration()))
     replacement.addKeysToBeMonitored(keys: Array(previous?.monitoredKeys ?? []))
     shared = replacement
   }
 
-  /// Whether every decision is logged; see ``SyncConfiguration/debugEnabled``.
+  /// Whether every decision is logged; see ``SyncConfiguration/debugEnabled``. Set before
+  /// ``shared`` exists, it is kept for the coordinator the facade creates (over
+  /// `UserDefaults.standard`, or the suite given to ``setUserDefaultsSuite(to:suiteName:)``);
+  /// reading or setting it never creates one.
   public static var debugEnabled: Bool {
-    get { shared.configuration.debugEnabled }
-    set { shared.configuration.debugEnabled = newValue }
+    get { setting(\.debugEnabled, pending: \.debugEnabled) }
+    set { update(\.debugEnabled, pending: \.debugEnabled, to: newValue) }
   }
 
   /// Whether the store's `synchronize()` runs once after each batch that wrote to it (on
-  /// by default); see ``SyncConfiguration/synchronizeOnChange``.
+  /// by default); see ``SyncConfiguration/synchronizeOnChange``. Kept like
+  /// ``debugEnabled`` when set before ``shared`` exists.
   public static var syncUbiquitousKeyValueStoreOnChange: Bool {
-    get { shared.configuration.synchronizeOnChange }
-    set { shared.configuration.synchronizeOnChange = newValue }
+    get { setting(\.synchronizeOnChange, pending: \.synchronizeOnChange) }
+    set { update(\.synchronizeOnChange, pending: \.synchronizeOnChange, to: newValue) }
+  }
+
+  private static func setting(
+    _ path: KeyPath<SyncConfiguration, Bool>, pending: KeyPath<PendingSettings, Bool?>
+  ) -> Bool {
+    if let coordinator = sharedCoordinator.withLock({ $0 }) { return coordinator.configuration[keyPath: path] }
+    return pendingSettings.withLock { $0[keyPath: pending] } ?? SyncConfiguration()[keyPath: path]
+  }
+
+  private static func update(
+    _ path: WritableKeyPath<SyncConfiguration, Bool>, pending: WritableKeyPath<PendingSettings, Bool?>,
+    to value: Bool
+  ) {
+    pendingSettings.withLock { $0[keyPath: pending] = value }
+    sharedCoordinator.withLock { $0 }?.configuration[keyPath: path] = value
   }
 
   /// What the shared coordinator did and why; see ``SyncStatus``.

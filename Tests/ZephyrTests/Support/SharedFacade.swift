@@ -17,4 +17,24 @@ enum SharedFacade {
     defer { Zephyr.shared = previous }
     return try body()
   }
+
+  /// Runs `body` with no shared coordinator and no pending facade settings, as in a
+  /// freshly launched app, then restores both.
+  static func withoutShared<T>(_ body: () throws -> T) rethrows -> T {
+    lock.lock()
+    defer { lock.unlock() }
+    let previous = Zephyr.sharedCoordinator.withLock { coordinator in
+      defer { coordinator = nil }
+      return coordinator
+    }
+    let settings = Zephyr.pendingSettings.withLock { settings in
+      defer { settings = Zephyr.PendingSettings() }
+      return settings
+    }
+    defer {
+      Zephyr.sharedCoordinator.withLock { $0 = previous }
+      Zephyr.pendingSettings.withLock { $0 = settings }
+    }
+    return try body()
+  }
 }
