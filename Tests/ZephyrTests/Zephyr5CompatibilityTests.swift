@@ -31,8 +31,19 @@ struct Zephyr5CompatibilityTests {
     Zephyr.sync(keys: "a", userDefaults: suite, suiteName: suiteName)
     Zephyr.sync(keys: ["a"], userDefaults: suite)
     Zephyr.sync(keys: ["a"], userDefaults: suite, suiteName: suiteName)
+    Zephyr.sync(keys: [], userDefaults: suite)
+    Zephyr.sync(userDefaults: suite)
     Zephyr.sync(keys: [], userDefaults: suite, suiteName: suiteName)
     Zephyr.sync(userDefaults: suite, suiteName: suiteName)
+    let flags: (Bool, Bool) = (Zephyr.debugEnabled, Zephyr.syncUbiquitousKeyValueStoreOnChange)
+    _ = flags
+  }
+
+  /// Observers that name the notification and its key by their strings, as Zephyr 5's
+  /// callers could, keep working: the strings are Zephyr 5.0.1's.
+  @Test func theNotificationAndItsKeyKeepZephyr5sStrings() {
+    #expect(Zephyr.keysDidChangeOnCloudNotification.rawValue == "ZephyrKeysDidChangeOnCloudNotification")
+    #expect(Zephyr.changedKeysUserInfoKey == "ZephyrChangedKeys")
   }
 
   @Test func everyZephyr5CallCompilesAndRuns() {

@@ -250,9 +250,13 @@ public final class SyncCoordinator: Sendable {
 
   /// The notification posted when the app returns to the foreground, where there is one:
   /// Zephyr then calls the store's `synchronize()`, as Apple recommends. Named by its raw
-  /// value so that the library needs neither UIKit nor AppKit.
+  /// value so that the library needs neither UIKit, AppKit nor WatchKit (whose constants
+  /// are main-actor isolated); on watchOS, WatchKit's `WKApplicationWillEnterForeground`
+  /// notification, which Zephyr 5 observed too.
   static var foregroundNotification: Notification.Name? {
-    #if canImport(UIKit) && !os(watchOS)
+    #if os(watchOS)
+      Notification.Name("WKApplicationWillEnterForegroundNotification")
+    #elseif canImport(UIKit)
       Notification.Name("UIApplicationWillEnterForegroundNotification")
     #elseif canImport(AppKit)
       Notification.Name("NSApplicationDidBecomeActiveNotification")
