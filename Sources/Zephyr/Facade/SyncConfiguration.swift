@@ -51,8 +51,9 @@ public struct SyncConfiguration: Sendable {
   ///
   /// When set, it decides every conflict of a key merged last-writer-wins, in `sync()` and
   /// in inbound events alike; return ``ConflictResolution/usePolicy`` for keys it does not
-  /// handle. A key with another ``mergeStrategies`` entry is merged by that strategy
-  /// first. It runs on the operation's thread with no lock held; keep it pure and fast.
+  /// handle. A key with a ``mergeStrategies`` entry is merged by its strategy instead (a
+  /// `.custom` one for your own rule). It runs on the operation's thread with no lock
+  /// held; keep it pure and fast.
   ///
   /// ```swift
   /// configuration.conflictResolver = { conflict in

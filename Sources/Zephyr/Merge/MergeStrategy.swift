@@ -1,6 +1,6 @@
 import Foundation
 
-/// What a key does when both sides changed it to different values.
+/// What a key does when two devices changed it before either saw the other's change.
 ///
 /// Every strategy is pure and deterministic, so every device that merges the same two
 /// states gets the same result, and the merged value converges like any other write.
@@ -11,26 +11,33 @@ import Foundation
 /// configuration.mergeStrategies["highScore"] = .max
 /// ```
 ///
-/// A strategy that does not apply to the values at hand (`.max` on two strings of which
-/// one is deleted, say) falls back to ``lastWriterWins``. See <doc:MergeSemantics>.
+/// A change made after seeing the other device's value is not a conflict, whatever the
+/// strategy: it stands. The merge is exact: records of these keys say which writes they
+/// include and what they are made of, so a part one device added is kept unless a device
+/// that saw it removed it (see <doc:MergeSemantics>).
 public enum MergeStrategy: Sendable {
   /// The default: `sync()` keeps the local value, an inbound store event takes the
   /// remote one (or ``SyncConfiguration/conflictResolver`` decides).
   case lastWriterWins
-  /// The larger of two numbers, dates or strings.
+  /// The largest of the concurrent values: numbers, dates or strings. A delete and a value
+  /// are decided by the later write.
   case max
-  /// The smaller of two numbers, dates or strings.
+  /// The smallest of the concurrent values: numbers, dates or strings. A delete and a
+  /// value are decided by the later write.
   case min
-  /// Arrays: every element of the local array, then those of the remote one it lacks.
+  /// Arrays: every element either side holds, each once (the later state's order first).
   case union
-  /// Arrays as sets, merged three-way against the last agreed value: an element added on
-  /// either side is kept, one removed on either side is removed.
+  /// Arrays as sets: an element added on either device stays; one removed by a device
+  /// that had seen it goes. A delete of the key removes what its device held.
   case set
-  /// Dictionaries, merged three-way per entry against the last agreed value: entries
-  /// added, changed or removed on either side survive; an entry changed on both sides
-  /// keeps the local change in `sync()` and the remote one in an inbound event.
+  /// Dictionaries, per entry: an entry added, changed or removed on either device stays
+  /// so; one changed on both keeps the later write. A delete of the key removes what its
+  /// device held.
   case dictionary
-  /// Your own rule. It runs on the operation's thread with no lock held; calling back
-  /// into the coordinator from it is not honoured.
+  /// Your own rule, applied to the concurrent values in the order of their writes (the
+  /// earlier as `local`, the later as `remote`); ``ConflictResolution/usePolicy`` keeps the
+  /// later. It must be pure and deterministic: every device folds the same values with
+  /// it. It runs on the operation's thread with no lock held; calling back into the
+  /// coordinator from it is not honoured.
   case custom(ConflictResolver)
 }
