@@ -96,9 +96,16 @@ final class ScenarioRunner {
   /// made relaunches nondeterministic and, with reused suite names, leaked values into
   /// the next scenario; ``CrashPointTests/relaunchReleasesTheOldCoordinatorAtOnce()``
   /// guards the fix, and waiting here keeps scenarios deterministic regardless.
+  ///
+  /// It waits for a block queued behind that work rather than calling
+  /// `DispatchQueue.main.sync`: on Linux, after `dispatchMain()`, the main queue has no
+  /// thread of its own, and thousands of synchronous submissions from parallel scenarios
+  /// are a path of libdispatch the tests need not depend on.
   static func drainMainQueue() {
     guard !Thread.isMainThread else { return }
-    DispatchQueue.main.sync {}
+    let drained = DispatchSemaphore(value: 0)
+    DispatchQueue.main.async { drained.signal() }
+    drained.wait()
   }
 
   private func releaseCoordinators() {

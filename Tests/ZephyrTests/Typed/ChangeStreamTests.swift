@@ -65,6 +65,10 @@ struct ChangeStreamTests {
     #expect(a.coordinator.changeObservers.withLock { $0.observedKeys }.isEmpty)
   }
 
+  /// The change arrives on the store's thread; the model applies it on the main actor and
+  /// the Observation framework sees it. The test blocks only off the main actor (its
+  /// waits for the push and the delivery run in a detached task), so the main actor stays
+  /// free to apply the change, and it waits for the model in bounded turns, never forever.
   @MainActor @Test(.timeLimit(.minutes(1)))
   func aSyncedValueFollowsAnInboundChangeOnTheMainActor() async {
     let harness = Harness()
@@ -73,22 +77,33 @@ struct ChangeStreamTests {
     let model = SyncedValue(Keys.theme, coordinator: a.coordinator)
     #expect(model.value == "light")
 
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-      withObservationTracking {
-        _ = model.value
-      } onChange: {
-        continuation.resume()
-      }
-      b.coordinator[Keys.theme] = "dusk"
-      b.settle()
-      harness.cloud.deliver()
+    let observed = Locked(false)
+    withObservationTracking {
+      _ = model.value
+    } onChange: {
+      observed.withLock { $0 = true }
+    }
+    let (bCoordinator, cloud) = (b.coordinator, harness.cloud)
+    await Task.detached {
+      bCoordinator[Keys.theme] = "dusk"
+      bCoordinator.waitForPendingLocalEdits()
+      cloud.deliver()
+    }.value
+    var turns = 0
+    while model.value != "dusk", turns < 1_000 {  // the model applies it on the main actor
+      await Task.yield()
+      turns += 1
     }
     #expect(model.value == "dusk")
+    #expect(observed.withLock { $0 }, "the Observation framework saw the change")
 
     model.value = "night"
     #expect(a.defaults.string(forKey: "theme") == "night", "a set writes UserDefaults at once")
-    a.settle()
-    harness.cloud.deliver()
+    let aCoordinator = a.coordinator
+    await Task.detached {
+      aCoordinator.waitForPendingLocalEdits()
+      cloud.deliver()
+    }.value
     #expect(b.coordinator[Keys.theme] == "night")
   }
 

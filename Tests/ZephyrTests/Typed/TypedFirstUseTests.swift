@@ -52,9 +52,12 @@ struct TypedFirstUseTests {
     let model = SyncedValue(Keys.theme, coordinator: b.coordinator)
     #expect(model.value == "light", "the value held at first use")
 
-    b.settle()  // the first use's reconcile has pulled, and the model's stream has the value
+    // The first use's reconcile pulls, and the model's stream has the value (waited for
+    // off the main actor, which stays free to apply it).
+    let coordinator = b.coordinator
+    await Task.detached { coordinator.waitForPendingLocalEdits() }.value
     var turns = 0
-    while model.value != "dusk", turns < 100 {  // the model applies it on the main actor
+    while model.value != "dusk", turns < 1_000 {  // the model applies it on the main actor
       await Task.yield()
       turns += 1
     }
