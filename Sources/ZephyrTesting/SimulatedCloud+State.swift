@@ -99,6 +99,9 @@ struct CloudState {
     guard var device = devices.removeValue(forKey: name) else { return [] }
     device.account = account
     let changed = device.replaceCache(with: servers[account, default: [:]])
+    // The new account's values are downloaded with the switch: writes made after it are
+    // kept, even on a new install whose own initial download never came.
+    device.awaitingInitialDownload = false
     devices[name] = device
     return changed
   }

@@ -166,8 +166,9 @@ public final class SimulatedCloud: Sendable {
   }
 
   /// Signs a device into another account: its pending writes are dropped, its cache is
-  /// replaced by that account's server values, and its observers receive an
-  /// `accountChange` event naming the keys whose value changed.
+  /// replaced by that account's server values (the account's download: a new install's
+  /// writes are kept from then on), and its observers receive an `accountChange` event
+  /// naming the keys whose value changed.
   public func switchAccount(of device: String, to account: String) {
     let store = self.device(device)
     let (changed, observers) = state.withLock { state in

@@ -112,6 +112,22 @@ struct InboundEventTests {
     #expect(b.coordinator.status.lastAccountChange != nil)
   }
 
+  /// A new install that changes accounts before its own initial download has the new
+  /// account's values from the switch: a write made after it is kept by the store, and is
+  /// not lost to a later download (seed 297 of the randomized scenarios).
+  @Test func aNewInstallsWriteAfterAnAccountSwitchIsKept() {
+    let harness = Harness()
+    let d = harness.device("D", monitored: ["theme"])
+    d.set(.string("cloud"), "theme")
+    harness.cloud.upload()
+    let a = harness.device("A", monitored: ["theme"], initiallyDownloaded: false)
+    harness.cloud.switchAccount(of: "A", to: SimulatedCloud.defaultAccount)
+    #expect(a.value("theme") == .string("cloud"))
+    a.set(.string("after the switch"), "theme")
+    for _ in 0..<2 { harness.round() }
+    #expect(harness.values(of: "theme") == ["A": .string("after the switch"), "D": .string("after the switch")])
+  }
+
   @Test func garbageEventsNeverCrashOrDeleteLocalData() {
     let (harness, _, b) = setUp(monitored: ["theme"], values: ["theme": "dusk"])
     harness.cloud.post(ExternalChange(reason: .serverChange, keys: ["theme"]), to: "B")

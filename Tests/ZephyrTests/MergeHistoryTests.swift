@@ -161,7 +161,7 @@ struct MergeHistoryTests {
   @Test(arguments: [
     PropertyListValue.array([.string("a")]), .array([.integer(1), .string("a")]), .array([.string("a"), .integer(9)]),
     .array([.string("a"), .integer(-1)]), .string("a"),
-    .array(Array(repeating: [.string("a"), .integer(1)], count: 65).flatMap { $0 }),
+    .array(Array(repeating: [.string("a"), .integer(1)], count: 1_025).flatMap { $0 }),
   ])
   func aBrokenHistoryIsMalformed(history: PropertyListValue) {
     let value: PropertyListValue = .array([.string("z1"), .integer(9), .string("o"), .string("x"), history])

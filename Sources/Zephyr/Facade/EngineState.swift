@@ -18,6 +18,10 @@ struct EngineState: Sendable {
   /// launch the domain was the same copy but its ledger file was missing or damaged. The
   /// device's own records then count as history (see ``Reconciler``).
   var ledgerMayBeStale = false
+  /// Whether the store reset this device's history since launch (see
+  /// ``historyWasReset()``), and the keys reconciled since.
+  private(set) var historyReset = false
+  private(set) var reconciledSinceReset: Set<String> = []
   var status: SyncStatus
   var budget = StoreBudget()
   var lane = OperationLane()
@@ -37,7 +41,11 @@ struct EngineState: Sendable {
       ledger[key] = entry
       journal.note(key, entry)
     }
-    if let entry { observe(entry.generation) }
+    if let entry {
+      observe(entry.generation)
+      // A memory taken from another process may include writes above its own stamp.
+      if let memory = entry.memory { observe(memory.versions.maximum) }
+    }
   }
 
   /// Moves this device's Lamport clock up to `generation`, a generation it read or wrote.
@@ -45,6 +53,25 @@ struct EngineState: Sendable {
     guard generation > ledger.clock else { return }
     ledger.clock = generation
     journal.clockMoved = true
+  }
+
+  /// Called when every key's history was reset by the store (an account change) or its
+  /// writes were discarded (the initial download): until a key is reconciled once, a
+  /// strategy does not merge this device's historyless value into the store's state,
+  /// which wins as for a last-writer-wins key (the value is another account's, or was
+  /// made before the cloud's values arrived: DESIGN §7).
+  mutating func historyWasReset() {
+    historyReset = true
+    reconciledSinceReset = []
+  }
+
+  /// Of `keys`, those that take the store's state (see ``historyWasReset()``); records
+  /// them as reconciled.
+  mutating func takingStoreState(_ keys: [String]) -> Set<String> {
+    guard historyReset else { return [] }
+    let taking = Set(keys).subtracting(reconciledSinceReset)
+    reconciledSinceReset.formUnion(keys)
+    return taking
   }
 
   /// Forgets every key's history (an account change), keeping the epoch.

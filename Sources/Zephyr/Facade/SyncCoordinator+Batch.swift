@@ -6,19 +6,17 @@ import Foundation
 /// (under the lock).
 extension SyncCoordinator {
   /// Reconciles `keys` from the given snapshots; returns the keys written to the store.
-  /// With `mergesWithoutHistory` off, a key merged by a strategy that has no history
-  /// takes the store's state as a last-writer-wins key would.
   @discardableResult
   func reconcile(
     _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
-    policy: MismatchPolicy, mergesWithoutHistory: Bool = true, _ effects: inout OperationEffects
+    policy: MismatchPolicy, _ effects: inout OperationEffects
   ) -> Set<String> {
     guard !keys.isEmpty else { return [] }
     // Another process on a shared suite may have agreed on a later state of a key.
     let sharing = sharesSuite
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     // A pull written ahead before a crash is settled against the local value first.
-    let (entries, resolver, ownOrigin, clock, strategies, deviceID) = state.withLock { state in
+    let (entries, resolver, ownOrigin, clock, strategies, deviceID, taking) = state.withLock { state in
       var entries: [String: LedgerEntry] = [:]
       for key in keys {
         if let entry = state.ledger[key], entry.pendingPull != nil {
@@ -31,7 +29,7 @@ extension SyncCoordinator {
       }
       return (
         entries, state.configuration.conflictResolver, state.ledgerMayBeStale ? state.deviceID : nil,
-        state.ledger.clock, state.configuration.mergeStrategies, state.deviceID
+        state.ledger.clock, state.configuration.mergeStrategies, state.deviceID, state.takingStoreState(keys)
       )
     }
 
@@ -49,7 +47,7 @@ extension SyncCoordinator {
       decisions[key] = Reconciler.decide(
         key: key, local: local[key], storeValue: remote[key], ledger: entries[key], policy: policy,
         resolver: resolver, ownOrigin: ownOrigin, clock: clock,
-        strategy: mergesWithoutHistory || entries[key] != nil ? strategies[key] ?? .lastWriterWins : .lastWriterWins,
+        strategy: taking.contains(key) && entries[key] == nil ? .lastWriterWins : strategies[key] ?? .lastWriterWins,
         deviceID: deviceID)
     }
     if callsOut {

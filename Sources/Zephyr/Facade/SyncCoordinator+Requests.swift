@@ -43,7 +43,10 @@ extension SyncCoordinator {
 
   /// An inbound store event, applied to the monitored keys it names.
   func handle(_ change: ExternalChange, _ effects: inout OperationEffects) {
-    if change.reason == .initialSync { forgetDiscardedWrites() }
+    if change.reason == .initialSync {
+      forgetDiscardedWrites()
+      state.withLock { $0.historyWasReset() }
+    }
     if change.reason == .accountChange, sharesSuite {
       // The other account's agreed states are no history here.
       for key in domain.keysWithSharedAgreements() { writeLocally(SharedAgreement.key(for: key), nil) }
@@ -60,6 +63,7 @@ extension SyncCoordinator {
       case .accountChange:
         state.status.lastAccountChange = now
         state.resetLedger()
+        state.historyWasReset()
         state.warn("the iCloud account changed: history reset, the new account's values win conflicts")
       case .serverChange, .initialSync:
         // A local edit still waiting for its coalesced push meets the remote value here as
@@ -81,11 +85,7 @@ extension SyncCoordinator {
     let agreed = ledgerEntries(of: keys)
     let local = domain.values(forKeys: keys) { key, value in agreed[key]?.agrees(with: value) ?? false }
     verifyEpoch(local.epoch)
-    // After an account change a strategy does not merge this device's values into the new
-    // account's: those are the other account's data, and the new account's values win.
-    reconcile(
-      keys, local: local.values, remote: storeValues(keys), policy: .preferRemote,
-      mergesWithoutHistory: change.reason != .accountChange, &effects)
+    reconcile(keys, local: local.values, remote: storeValues(keys), policy: .preferRemote, &effects)
   }
 
   /// Pushes local edits: the typed writes made since the last push, and, when a
@@ -159,7 +159,10 @@ extension SyncCoordinator {
         guard case .written = typed[key], case .record(let record) = RemoteState(storeValue: remote[key]) else {
           continue
         }
-        state.setLedger(key, LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content)))
+        var entry = LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content))
+        entry.memory = state.memory(
+          of: key, agreeingOn: MergeState(record: record, strategy: state.strategy(of: key)))
+        state.setLedger(key, entry)
       }
     }
     reconcile(keys, local: local, remote: remote, policy: .preferLocal, &effects)

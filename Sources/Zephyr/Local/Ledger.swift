@@ -38,8 +38,8 @@ struct LedgerEntry: Sendable, Equatable {
   /// Set while a pull is being written to `UserDefaults`: how to tell, after a crash,
   /// whether the write happened, and what to fall back to when it did not.
   var pendingPull: PendingPull?
-  /// For keys merged three-way (``MergeStrategy/set``, ``MergeStrategy/dictionary``):
-  /// the agreed value itself and the base to merge against.
+  /// For keys merged by a strategy: the writes the agreed state includes and what it is
+  /// made of (see ``MergeMemory``).
   var memory: MergeMemory?
 
   /// A pull written ahead into the ledger, before its `UserDefaults` write.
@@ -352,7 +352,15 @@ struct ByteReader {
       }
       entry?.pendingPull = LedgerEntry.PendingPull(localBefore: localBefore, previous: previous)
     }
-    if entry != nil, !payload.isAtEnd { entry?.memory = try payload.memory() }
+    if entry != nil, !payload.isAtEnd {
+      // A memory that does not read is lost on its own (the key merges as if it had
+      // none), never the entry or the ledger.
+      do {
+        entry?.memory = try payload.memory()
+      } catch {
+        payload.position = payload.bytes.count
+      }
+    }
     guard payload.isAtEnd, (entry?.generation ?? 0) <= Generation.maximum else {
       throw LedgerError.corrupt("bad record")
     }

@@ -43,7 +43,8 @@ extension EngineState {
       return MergeMemory(versions: versions, record: state.versions, data: state.data)
     }
     let mine = MergeState(value: value, versions: remembered.versions, data: remembered.data, stamp: entry.stamp)
-    let merged = strategy.merge(key: key, mine, state).data
+    // Only the data: planning runs under the lock, where no `.custom` rule may run.
+    let merged = strategy.merge(key: key, mine, state, resolving: false).data
     return MergeMemory(
       versions: versions, record: state.versions,
       data: MergeState(value: value, versions: versions, data: merged, stamp: state.stamp).data)

@@ -127,6 +127,8 @@ extension MergeData {
   ///   the value left out where it is the entry's value in the record.
   func encoded(for record: SyncRecord, origins: [String]) -> PropertyListValue? {
     guard self != .implied(by: record.stamp, value: record.content.value, family: family) else { return nil }
+    // Every stamp's origin is among `origins`: a record's versions include every write its
+    // data names (``SyncRecord/encoded`` makes sure).
     let index = Dictionary(origins.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
     func code(_ stamp: Stamp) -> [PropertyListValue] {
       [.integer(Int64(index[stamp.origin] ?? 0)), .integer(Int64(stamp.generation))]
@@ -161,18 +163,26 @@ extension MergeData {
     _ field: PropertyListValue, value: PropertyListValue?, origins: [String], versions: VersionVector
   ) -> Result<MergeData, MalformedData> {
     let decoder = StampDecoder(origins: origins, versions: versions)
-    switch (field, value) {
-    case (.data(let bytes), let value) where value?.arrayItems != nil || value == nil:
-      guard let elements = decoder.elements(bytes, items: value?.arrayItems ?? []) else {
+    // The data's own shape tells its kind, whatever the value is (a `.custom` key's value
+    // may be a dictionary, and carries siblings): element stamps are data; entry siblings
+    // begin with their entry's key; siblings with a stamp.
+    switch field {
+    case .data(let bytes):
+      guard value?.arrayItems != nil || value == nil,
+        let elements = decoder.elements(bytes, items: value?.arrayItems ?? [])
+      else {
         return .failure(MalformedData(reason: "record element stamps do not match its value"))
       }
       return .success(.elements(elements))
-    case (.array(let list), .dictionary(let shown)?):
-      guard let entries = decoder.entries(list, shown: shown) else {
-        return .failure(MalformedData(reason: "record entry stamps do not match its value"))
+    case .array(let list):
+      if case .array(let fields)? = list.first, case .string? = fields.first {
+        guard let shown = value?.dictionaryEntries ?? (value == nil ? [:] : nil),
+          let entries = decoder.entries(list, shown: shown)
+        else {
+          return .failure(MalformedData(reason: "record entry stamps do not match its value"))
+        }
+        return .success(.entries(entries))
       }
-      return .success(.entries(entries))
-    case (.array(let list), _):
       guard let siblings = decoder.siblings(list) else {
         return .failure(MalformedData(reason: "record siblings are not stamps with values"))
       }
@@ -218,7 +228,9 @@ private struct StampDecoder {
     var elements: [Fingerprint: [Stamp]] = [:]
     var position = 0
     for item in items {
-      guard position < numbers.count, numbers[position] >= 1, numbers[position] <= 64 else { return nil }
+      guard position < numbers.count, numbers[position] >= 1,
+        numbers[position] <= UInt64(SyncRecord.maximumHistoryEntries) + 1
+      else { return nil }
       let count = Int(numbers[position])
       position += 1
       guard position + 2 * count <= numbers.count else { return nil }

@@ -99,12 +99,16 @@ struct MergeState: Sendable, Equatable {
 extension MergeStrategy {
   /// The exact merge of two states: every part of each side is kept unless the other
   /// side saw it and replaced or removed it. Deterministic: both devices get the same
-  /// state.
-  func merge(key: String, _ mine: MergeState, _ theirs: MergeState) -> (value: PropertyListValue?, data: MergeData) {
+  /// state. With `resolving` off, siblings are merged without resolving their value (no
+  /// `.custom` rule runs; the value returned is then meaningless), for callers that need
+  /// only the data, under a lock.
+  func merge(
+    key: String, _ mine: MergeState, _ theirs: MergeState, resolving: Bool = true
+  ) -> (value: PropertyListValue?, data: MergeData) {
     switch (mine.data, theirs.data) {
     case (.siblings(let left), .siblings(let right)):
       let siblings = Self.union(left, right, mine, theirs)
-      return (resolve(key: key, siblings), .siblings(siblings))
+      return (resolving ? resolve(key: key, siblings) : nil, .siblings(siblings))
     case (.elements(let left), .elements(let right)):
       return mergeElements(mine, left, theirs, right)
     case (.entries(let left), .entries(let right)):
@@ -142,6 +146,7 @@ extension MergeStrategy {
   /// delete, another kind), the later write's.
   func resolve(key: String, _ siblings: [MergeData.Sibling]) -> PropertyListValue? {
     guard var result = siblings.first else { return nil }
+    if case .custom = self, siblings.count > 1 { LockAudit.assertNoLockHeld(calling: "a custom merge strategy") }
     for sibling in siblings.dropFirst() {
       switch resolve(Conflict(key: key, local: result.value, remote: sibling.value)) {
       case .keepLocal: break

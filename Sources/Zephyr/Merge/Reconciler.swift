@@ -146,9 +146,19 @@ enum Reconciler {
       case .unsupported(let version): .unsupportedFormat(version)
       case .absent, .record, .foreign: nil
       }
-    let action = decide(
+    var action = decide(
       key: key, local: local, remote: remote, ledger: ledger, policy: policy, resolver: resolver, clock: clock,
       strategy: strategy, deviceID: deviceID)
+    // A strategy key's edit goes out with the state it was made from (the ledger entry
+    // decided with, which may be one regained from the store above).
+    if !strategy.isLastWriterWins, case .push(let generation, let value, let reason, nil) = action {
+      let edit = MergeState.edit(
+        value, at: Stamp(generation: generation, origin: deviceID), versions: ledger?.versions ?? VersionVector(),
+        kept: ledger?.memory?.data, strategy: strategy)
+      action = .push(
+        generation: generation, value: value, reason: reason,
+        merging: MergedPush(versions: edit.versions, data: edit.data))
+    }
     return Decision(action: action, problem: problem)
   }
 
@@ -172,12 +182,18 @@ enum Reconciler {
     case .record(let stored):
       record = stored
     case .foreign(let value):
-      record = foreignRecord(value, ledger: ledger)
+      // For a strategy key a foreign value's write is named after the value: each device
+      // reads it at a generation of its own, so one shared empty origin would make two
+      // different foreign values look like one writer's earlier and later writes.
+      var foreign = foreignRecord(value, ledger: ledger)
+      if !strategy.isLastWriterWins, foreign.origin.isEmpty { foreign.origin = foreignOrigin(of: value) }
+      record = foreign
     }
 
     let agreedGeneration = ledger?.generation ?? 0
-    // Lamport: this device's next write is numbered above everything it wrote or read.
-    let floor = max(agreedGeneration, clock, record?.generation ?? 0)
+    // Lamport: this device's next write is numbered above everything it wrote or read
+    // (for a strategy key, above every write its agreed state includes too).
+    let floor = max(agreedGeneration, clock, record?.generation ?? 0, ledger?.memory?.versions.maximum ?? 0)
     // A key with no history counts as changed when present.
     let localChanged = isLocallyChanged(local, ledger: ledger)
 
@@ -220,7 +236,9 @@ enum Reconciler {
     // it at a generation of its own, one above its own history. Any Zephyr record with
     // other content is then news, never a lost write to publish again over it.
     if !strategy.isLastWriterWins {
-      if !ledger.agrees(with: record.content) {
+      // An edit made over another record of the agreed value is merged with that record
+      // too: its writes and parts are news the edit must carry.
+      if !ledger.agrees(with: record.content) || (record.stamp != ledger.stamp && localChanged) {
         return decideByVersions(
           key: key, local: local, localChanged: localChanged, record: record, ledger: ledger, strategy: strategy,
           floor: floor, deviceID: deviceID)
@@ -325,6 +343,12 @@ enum Reconciler {
   /// key is present.
   static func isLocallyChanged(_ local: PropertyListValue?, ledger: LedgerEntry?) -> Bool {
     ledger.map { !$0.agrees(with: local) } ?? (local != nil)
+  }
+
+  /// The origin a strategy key's foreign value is read under: `~` and the value's
+  /// fingerprint, the same on every device.
+  static func foreignOrigin(of value: PropertyListValue) -> String {
+    "~" + String(value.fingerprint.rawValue, radix: 16)
   }
 
   /// A foreign value read as a record with the empty origin: at the agreed stamp when it

@@ -64,8 +64,9 @@ struct SyncRecord: Sendable, Equatable {
     return versions
   }
 
-  /// The most entries a record's history may list: far more devices than one person has.
-  static let maximumHistoryEntries = 64
+  /// The most entries a record's history may list: far more devices (and app
+  /// extensions, and reinstalls, each with an id of its own) than one person has.
+  static let maximumHistoryEntries = 1_024
 
   /// The record as the store holds it.
   var encoded: PropertyListValue {
@@ -77,7 +78,10 @@ struct SyncRecord: Sendable, Equatable {
     case .value(let value): fields.append(value)
     case .deleted(let date): fields.append(.date(date))
     }
-    let others = history.entries(excluding: origin)
+    // The versions include every write the data names (a record is read only so).
+    var included = history
+    for stamp in mergeData?.stamps ?? [] { included.include(stamp) }
+    let others = included.entries(excluding: origin)
     let data = mergeData?.encoded(for: self, origins: [origin] + others.map(\.origin))
     if !others.isEmpty || data != nil {
       fields.append(.array(others.flatMap { [.string($0.origin), .integer(Int64($0.generation))] }))

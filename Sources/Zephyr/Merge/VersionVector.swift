@@ -46,6 +46,9 @@ struct VersionVector: Sendable, Hashable, CustomStringConvertible {
 
   var isEmpty: Bool { entries.isEmpty }
 
+  /// The highest generation of any write included; 0 for none.
+  var maximum: UInt64 { entries.values.max() ?? 0 }
+
   /// Adds a write (keeps the higher generation of its device).
   mutating func include(_ stamp: Stamp) {
     guard stamp.generation > self[stamp.origin] else { return }
