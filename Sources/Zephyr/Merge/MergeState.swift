@@ -79,6 +79,17 @@ struct MergeState: Sendable, Equatable {
     return MergeState(value: value, versions: versions, data: data, stamp: stamp)
   }
 
+  /// Whether its value shows all it is made of: no sibling of the value, or of an entry,
+  /// holds another value the resolution hides.
+  var showsAllItHolds: Bool {
+    switch data {
+    case .siblings(let siblings): siblings.allSatisfy { $0.value == value }
+    case .elements: true
+    case .entries(let entries):
+      entries.allSatisfy { key, siblings in siblings.allSatisfy { $0.value == value?.dictionaryEntries?[key] } }
+    }
+  }
+
   /// Whether two states hold the same value and data (arrays compared as sets: a merge's
   /// order of elements is not news).
   func holdsTheSame(as other: MergeState) -> Bool {

@@ -320,9 +320,15 @@ enum Reconciler {
     if let ledger, !localChanged {
       mine = ledger.mergeState(local: local, strategy: strategy)
     } else {
-      mine = .edit(
-        local, at: stamp, versions: ledger?.versions ?? VersionVector(), kept: ledger?.memory?.data, store: theirs,
-        strategy: strategy)
+      // An edit made over another record of the agreed value, one that hides nothing
+      // behind that value, was made over that record too: it includes that record's writes
+      // (a removal removes what either held). A record whose value hides a concurrent
+      // write (a sibling) was not seen whole, and is merged with the edit instead.
+      var base = ledger?.versions ?? VersionVector()
+      if let ledger, ledger.agrees(with: record.content), theirs.showsAllItHolds {
+        base = base.joined(with: record.versions)
+      }
+      mine = .edit(local, at: stamp, versions: base, kept: ledger?.memory?.data, store: theirs, strategy: strategy)
     }
     let merged = strategy.merge(key: key, mine, theirs)
     var versions = mine.versions.joined(with: theirs.versions)

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// Strategy keys at their edges, one test per problem a review of the merge found.
+struct StrategyEdgeTests {
+  private func strings(_ items: String...) -> PropertyListValue { .array(items.map { .string($0) }) }
+
+  private func elements(_ value: PropertyListValue?) -> Set<PropertyListValue>? {
+    if case .array(let items)? = value { return Set(items) }
+    return nil
+  }
+
+  /// The larger dictionary wins; ties go to the later write.
+  private static let moreEntries = MergeStrategy.custom { conflict in
+    guard case .dictionary(let mine)? = conflict.local, case .dictionary(let theirs)? = conflict.remote else {
+      return .usePolicy
+    }
+    return mine.count > theirs.count ? .keepLocal : .keepRemote
+  }
+
+  /// A `.custom` key whose values are dictionaries (a Codable struct is stored as one):
+  /// the merged record, which carries siblings, reads back on every device, the devices
+  /// converge, and a further round writes nothing. (Its merge data was once read as a
+  /// dictionary's entries, rejected as malformed, and republished forever.)
+  @Test func aCustomKeyOverDictionariesConvergesQuietly() {
+    let harness = Harness()
+    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["layout"] = Self.moreEntries }
+    let a = harness.device("A", monitored: ["layout"], configure: configure)
+    let b = harness.device("B", monitored: ["layout"], configure: configure)
+    a.set(.dictionary(["columns": .integer(2)]), "layout")
+    b.set(.dictionary(["columns": .integer(3), "rows": .integer(4)]), "layout")
+    for _ in 0..<3 { harness.round() }
+    let expected: PropertyListValue = .dictionary(["columns": .integer(3), "rows": .integer(4)])
+    #expect(harness.values(of: "layout") == ["A": expected, "B": expected])
+    #expect(a.coordinator.status.refusedKeys["layout"] == nil)
+    #expect(b.coordinator.status.refusedKeys["layout"] == nil)
+    let writes = [a, b].map { $0.store.statistics.writes }
+    harness.round()
+    #expect([a, b].map { $0.store.statistics.writes } == writes, "a quiet round writes nothing")
+  }
+
+  /// C reaches, by an edit of its own, the value a merge of A's and B's writes holds:
+  /// adopting that record joins its siblings without running the `.custom` rule under the
+  /// coordinator's lock (debug builds stop on a rule called under a lock).
+  @Test func adoptingAMergedRecordRunsNoCustomRuleUnderTheLock() {
+    let harness = Harness()
+    let longest = MergeStrategy.custom { conflict in
+      guard case .string(let mine)? = conflict.local, case .string(let theirs)? = conflict.remote else {
+        return .usePolicy
+      }
+      return mine.count >= theirs.count ? .keepLocal : .keepRemote
+    }
+    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["motto"] = longest }
+    let a = harness.device("A", monitored: ["motto"], configure: configure)
+    let b = harness.device("B", monitored: ["motto"], configure: configure)
+    let c = harness.device("C", monitored: ["motto"], configure: configure)
+    a.set(.string("a long motto"), "motto")
+    b.set(.string("short"), "motto")
+    harness.cloud.upload(from: "B")
+    harness.cloud.upload(from: "A")
+    harness.cloud.download(to: "B", notify: true)  // B merges: "a long motto", siblings of both
+    c.set(.string("a long motto"), "motto")  // C reaches the same value by its own edit
+    for _ in 0..<3 { harness.round() }
+    #expect(Set(harness.values(of: "motto").values) == [.string("a long motto")])
+  }
+
+  /// Two devices read two different foreign values of a `.set` key (each at a generation
+  /// of its own): neither is taken for the other's earlier write, so what the later one
+  /// holds survives B's edit of the earlier one.
+  @Test func twoForeignValuesOfASetKeyAreNeverOneWritersWrites() {
+    let harness = Harness()
+    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["fav"] = .set }
+    let a = harness.device("A", monitored: ["fav"], configure: configure)
+    let b = harness.device("B", monitored: ["fav"], configure: configure)
+    harness.cloud.setServerValue(strings("q"), forKey: "fav")
+    harness.cloud.download(to: "B", notify: true)
+    #expect(b.value("fav") == strings("q"))
+    harness.cloud.setServerValue(strings("p", "y"), forKey: "fav")
+    harness.cloud.download(to: "A", notify: true)
+    #expect(a.value("fav") == strings("p", "y"))
+    b.set(strings("q", "z"), "fav")
+    for _ in 0..<3 { harness.round() }
+    for device in [a, b] {
+      let held = elements(device.value("fav")) ?? []
+      #expect(held.isSuperset(of: [.string("y"), .string("z")]), "\(device.name): \(held)")
+    }
+  }
+
+  /// A and B each added x, and hold the same value under different records. A removes
+  /// x while the store holds B's record: the removal carries B's write too, and sticks.
+  @Test func aRemovalMadeOverAnotherRecordOfTheSameValueSticks() {
+    let harness = Harness()
+    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["fav"] = .set }
+    let a = harness.device("A", monitored: ["fav"], configure: configure)
+    let b = harness.device("B", monitored: ["fav"], configure: configure)
+    a.set(strings("x"), "fav")
+    b.set(strings("x"), "fav")
+    harness.cloud.upload(from: "A")
+    harness.cloud.upload(from: "B")  // the store keeps B's record of the same value
+    harness.cloud.download(to: "A", notify: false)
+    a.set(strings(), "fav")
+    for _ in 0..<3 { harness.round() }
+    #expect(harness.values(of: "fav") == ["A": strings(), "B": strings()])
+  }
+
+  /// After an account change, a strategy key Zephyr does not monitor takes the new
+  /// account's value at the next `sync()`: the other account's value is not merged in.
+  @Test func afterAnAccountChangeAnUnmonitoredStrategyKeyTakesTheNewAccountsValue() {
+    let harness = Harness()
+    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["fav"] = .set }
+    let b = harness.device("B", configure: configure)
+    b.set(strings("old account"), "fav")
+    b.coordinator.sync()
+    harness.cloud.upload()
+    let other = harness.device("Other", configure: configure)
+    harness.cloud.switchAccount(of: "Other", to: "work")
+    other.set(strings("work"), "fav")
+    other.coordinator.sync()
+    harness.cloud.upload()
+
+    harness.cloud.switchAccount(of: "B", to: "work")
+    b.coordinator.sync()
+    #expect(b.value("fav") == strings("work"))
+    harness.cloud.upload()
+    #expect(harness.cloud.serverValues(account: "work")["fav"].flatMap(Self.recordValue) == strings("work"))
+  }
+
+  private static func recordValue(_ stored: PropertyListValue) -> PropertyListValue? {
+    if case .record(let record) = RemoteState(storeValue: stored) { return record.content.value }
+    return nil
+  }
+}
