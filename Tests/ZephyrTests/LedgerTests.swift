@@ -30,6 +30,19 @@ struct LedgerTests {
       memory: MergeMemory(
         versions: VersionVector(["a": 5]), record: VersionVector(["a": 5]),
         data: .entries(["x": [.init(stamp: Stamp(generation: 5, origin: "a"), value: .integer(3))]])))
+    // Pulls written ahead: the entries they fall back to keep their memories, with or
+    // without a memory of the pulled state.
+    let before = MergeMemory(
+      versions: VersionVector(["b": 1]), record: VersionVector(["b": 1]),
+      data: .elements([PropertyListValue.string("x").fingerprint: [Stamp(generation: 1, origin: "b")]]))
+    for (key, memory) in [("read", ledger["favorites"]?.memory), ("seen", nil)] {
+      var pulled = LedgerEntry(generation: 6, agreed: .value(Fingerprint(rawValue: 13)), origin: "c", memory: memory)
+      pulled.pendingPull = LedgerEntry.PendingPull(
+        localBefore: .value(Fingerprint(rawValue: 14)),
+        previous: LedgerEntry.Previous(
+          generation: 1, agreed: .value(Fingerprint(rawValue: 14)), origin: "b", memory: before))
+      ledger[key] = pulled
+    }
     return ledger
   }
 
@@ -46,7 +59,7 @@ struct LedgerTests {
     for (key, entry) in changes { ledger[key] = entry }
     let decoded = try LedgerCodec.decode(data)
     #expect(decoded.ledger == ledger)
-    #expect(decoded.records == 9)
+    #expect(decoded.records == 11)
     #expect(!decoded.damagedTail)
   }
 

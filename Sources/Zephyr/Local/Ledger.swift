@@ -55,6 +55,9 @@ struct LedgerEntry: Sendable, Equatable {
     var generation: UInt64
     var agreed: Agreed
     var origin: String
+    /// A strategy key's memory of the previous state: a pull a crash kept from
+    /// `UserDefaults` falls back to it whole, writes and parts included.
+    var memory: MergeMemory?
   }
 
   /// The agreed state's place in the order of writes.
@@ -79,7 +82,7 @@ struct LedgerEntry: Sendable, Equatable {
   func resolved(local: PropertyListValue?) -> LedgerEntry? {
     guard let pending = pendingPull else { return self }
     if !agrees(with: local), LedgerEntry(generation: 0, agreed: pending.localBefore).agrees(with: local) {
-      return pending.previous.map { LedgerEntry(generation: $0.generation, agreed: $0.agreed, origin: $0.origin) }
+      return pending.previous.map(LedgerEntry.init(previous:))
     }
     var applied = self
     applied.pendingPull = nil
@@ -234,6 +237,10 @@ enum LedgerCodec {
       payload.append(0)
     }
     if let memory = entry?.memory { appendMemory(memory, to: &payload) }
+    if let memory = entry?.pendingPull?.previous?.memory {
+      payload.append(4)
+      appendMemory(memory, to: &payload)
+    }
     appendWord(UInt64(payload.count), to: &bytes)
     bytes += payload
     appendWord(checksum(payload), to: &bytes)
@@ -356,7 +363,16 @@ struct ByteReader {
       // A memory that does not read is lost on its own (the key merges as if it had
       // none), never the entry or the ledger.
       do {
-        entry?.memory = try payload.memory()
+        while !payload.isAtEnd {
+          // Marker 4: the memory of the entry a pending pull falls back to.
+          let start = payload.position
+          if try payload.byte() == 4, entry?.pendingPull?.previous != nil {
+            entry?.pendingPull?.previous?.memory = try payload.memory()
+          } else {
+            payload.position = start
+            entry?.memory = try payload.memory()
+          }
+        }
       } catch {
         payload.position = payload.bytes.count
       }

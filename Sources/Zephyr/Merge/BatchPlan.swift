@@ -193,13 +193,16 @@ extension LedgerEntry {
     var ahead = self
     ahead.pendingPull = PendingPull(
       localBefore: Agreed(before),
-      previous: previous.map { Previous(generation: $0.generation, agreed: $0.agreed, origin: $0.origin) })
+      previous: previous.map {
+        Previous(generation: $0.generation, agreed: $0.agreed, origin: $0.origin, memory: $0.memory)
+      })
     return ahead
   }
 
   /// The entry a pending pull falls back to.
   init(previous: Previous) {
     self.init(generation: previous.generation, agreed: previous.agreed, origin: previous.origin)
+    memory = previous.memory
   }
 }
 

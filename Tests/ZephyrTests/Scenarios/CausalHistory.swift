@@ -248,6 +248,22 @@ struct CausalHistory {
   }
 
   /// Records that write `id` went out as the record stamped `stamp`.
+  /// An edit nothing announced (in the Linux-plain world; or one a crash kept from its
+  /// push) takes its place in the order of writes when its device's engine first pushes
+  /// it: the engine cannot know when it was made, and numbers it above everything its
+  /// device has seen by then. The write follows what its writer saw until its push, and
+  /// its writer's clock ticks again, as for a write made then.
+  mutating func placeAtPush(_ id: String) {
+    guard var write = writes[id], clocks[write.writer] != nil, write.clock != clocks[write.writer] else { return }
+    let node = node(of: write.writer)
+    clocks[write.writer]?.tick(node)
+    keyClocks[write.writer, default: [:]][write.key, default: VectorClock()].tick(node)
+    write.clock.merge(clocks[write.writer] ?? VectorClock())
+    write.keyClock.merge(keyClocks[write.writer]?[write.key] ?? VectorClock())
+    writes[id] = write
+    writesByKey[write.key] = writesByKey[write.key]?.map { $0.id == id ? write : $0 }
+  }
+
   mutating func nameStamp(_ stamp: Stamp, writeID id: String) {
     guard let write = writes[id] else { return }
     if stamps[write.key]?[stamp] == nil { stamps[write.key, default: [:]][stamp] = id }

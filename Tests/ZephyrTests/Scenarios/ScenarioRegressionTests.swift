@@ -10,8 +10,8 @@ import Testing
 struct ScenarioRegressionTests {
   /// Replays in the Linux-plain world, where these scenarios were found: their `.set`
   /// steps are edits nothing announces until a `.notify` or a sync.
-  private func expectNoViolation(_ scenario: Scenario, openBug: Comment? = nil) {
-    let violations = ScenarioCheck.replay(scenario, world: .linuxPlain)
+  private func expectNoViolation(_ scenario: Scenario, world: World = .linuxPlain, openBug: Comment? = nil) {
+    let violations = ScenarioCheck.replay(scenario, world: world)
     guard let openBug else {
       #expect(violations.isEmpty, "\(violations)")
       return
@@ -21,7 +21,104 @@ struct ScenarioRegressionTests {
     }
   }
 
+  // MARK: Open
+
+  /// Seed 102552. A new install, A, writes theme twice, then reads a foreign write; C's
+  /// first write, concurrent with all of them, reaches the store after it, and B
+  /// republishes A's first write over that. A takes both records over the foreign value
+  /// it agreed on, and ends on a write its own later write had replaced.
+  @Test func aStaleRecordDoesNotOutrankAnAgreedForeignValue() {
+    expectNoViolation(
+      Scenario(
+        seed: 102_552, devices: ["A", "B", "C"],
+        steps: [
+          .set("C", "theme", seed: 805376),
+          .set("A", "theme", seed: 522632),
+          .download("A", notify: true),
+          .upload("A"),
+          .set("A", "theme", seed: 475965),
+          .download("B", notify: true),
+          .upload("A"),
+          .foreignWrite("theme", seed: 48747),
+          .download("A", notify: true),
+        ], newInstall: "A", strategies: ["k2": .max, "n": .max]),
+      world: .apple, openBug: "a stale record outranks an agreed foreign value")
+  }
+
   // MARK: Fixed
+
+  /// Seed 100850. B's pull of A's merge of a `.set` key was written ahead in the ledger;
+  /// B crashed before writing `UserDefaults`, so the relaunch fell back to the entry from
+  /// before the pull, but without its merge memory. B's next edit then took every element
+  /// it held for an addition of its own, and brought back the element A had removed after
+  /// seeing it. Fixed: a pending pull keeps the previous entry's memory, in the ledger
+  /// file too.
+  @Test func aPullACrashKeptFromUserDefaultsFallsBackToItsMemoryToo() {
+    expectNoViolation(
+      Scenario(
+        seed: 100_850, devices: ["A", "B"],
+        steps: [
+          .set("B", "k2", seed: 507634),
+          .sync("B"),
+          .set("A", "k2", seed: 600927),
+          .upload("B"),
+          .download("A", notify: true),
+          .upload("A"),
+          .crash("B", before: 2, during: .download(notify: true)),
+          .set("A", "k2", seed: 149293),
+          .event("A", keys: nil, initialSync: true),
+          .set("B", "k2", seed: 605980),
+        ], strategies: ["k2": .set, "n": .union]))
+  }
+
+  /// Seed 108362, a checker fix. C's removal of a `.min` key was merged with B's number
+  /// into a delete: C has seen B's write, and C's next number follows it.
+  @Test func anEditMergedWithTheStoresRecordFollowsIt() {
+    expectNoViolation(
+      Scenario(
+        seed: 108_362, devices: ["B", "C"],
+        steps: [
+          .set("B", "k2", seed: 241954),
+          .set("B", "k2", seed: 462175),
+          .set("C", "k2", seed: 502117),
+          .upload("C"),
+          .upload("B"),
+          .download("C", notify: false),
+          .remove("C", "k2"),
+          .set("C", "k2", seed: 448248),
+        ], strategies: ["k2": .min, "n": .dictionary]),
+      world: .apple)
+  }
+
+  /// Seed 102760, a checker fix. D edits ünï unannounced (Linux-plain), then edits and
+  /// pushes another key that C reads before editing ünï itself. D's engine learns of its
+  /// ünï edit only at the next sync, and numbers it then: the two ünï edits are
+  /// concurrent to the engine, and either may win.
+  @Test func anUnannouncedEditTakesItsPlaceWhenItIsPushed() {
+    expectNoViolation(
+      Scenario(
+        seed: 102_760, devices: ["C", "D", "E"],
+        steps: [
+          .set("D", "theme", seed: 452924),
+          .notify("D"),
+          .set("D", "com.example.size", seed: 625333),
+          .syncKeys("D", ["com.example.size", "ünï", "n"]),
+          .upload("D"),
+          .set("E", "com.example.size", seed: 234295),
+          .set("D", "ünï", seed: 27594),
+          .event("E", keys: nil, initialSync: false),
+          .set("D", "com.example.size", seed: 30611),
+          .set("C", "ünï", seed: 840463),
+          .upload("E"),
+          .download("D", notify: true),
+          .upload("D"),
+          .sync("C"),
+          .download("C", notify: true),
+          .set("C", "ünï", seed: 579306),
+          .sync("D"),
+          .sync("C"),
+        ]))
+  }
 
   /// Seed 1002773. B pulls E's value into a key it did not hold; the ledger is written
   /// ahead (pending pull), `UserDefaults` written, and B crashes before the ledger save

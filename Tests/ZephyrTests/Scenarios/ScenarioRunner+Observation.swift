@@ -81,11 +81,21 @@ extension ScenarioRunner {
     let origin = device(name).coordinator.deviceID
     for (key, edit) in unpushed[name] ?? [:] where cache[key] != edit.before {
       guard let latest = edit.ids.last, let write = history.writes[latest],
-        case .record(let record) = RemoteState(storeValue: cache[key]),
-        record.origin == origin, record.content.value == write.value
+        case .record(let record) = RemoteState(storeValue: cache[key]), record.origin == origin
       else { continue }
-      history.nameStamp(record.stamp, writeID: latest)
-      unpushed[name]?[key] = nil
+      if record.content.value == write.value {
+        history.placeAtPush(latest)
+        history.nameStamp(record.stamp, writeID: latest)
+        unpushed[name]?[key] = nil
+      } else if case .siblings(let siblings)? = record.mergeData,
+        let sibling = siblings.first(where: { $0.stamp == record.stamp && $0.value == write.value })
+      {
+        // Merged with the store's state and outdone (a `.max` edit below the store's
+        // value): the merge keeps it as a sibling under the push's stamp.
+        history.placeAtPush(latest)
+        history.nameStamp(sibling.stamp, writeID: latest)
+        unpushed[name]?[key] = nil
+      }
     }
   }
 
