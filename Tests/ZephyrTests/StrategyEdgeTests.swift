@@ -133,3 +133,21 @@ struct StrategyEdgeTests {
     return nil
   }
 }
+
+extension StrategyEdgeTests {
+  /// Seed 116540. `.max` and `.min` keep the extreme of the values written alongside a
+  /// delete, whatever their order: folded in stamp order, the delete once replaced the
+  /// larger value before the smaller, later one replaced the delete.
+  @Test func anExtremeKeepsTheValuesWrittenAlongsideADelete() {
+    func sibling(_ generation: UInt64, _ origin: String, _ value: Int64?) -> MergeData.Sibling {
+      MergeData.Sibling(stamp: Stamp(generation: generation, origin: origin), value: value.map { .integer($0) })
+    }
+    #expect(
+      MergeStrategy.max.resolve(key: "n", [sibling(2, "A", 9), sibling(2, "C", nil), sibling(3, "B", 7)]) == .integer(9)
+    )
+    #expect(
+      MergeStrategy.min.resolve(key: "n", [sibling(2, "A", 1), sibling(2, "C", nil), sibling(3, "B", 4)]) == .integer(1)
+    )
+    #expect(MergeStrategy.max.resolve(key: "n", [sibling(2, "A", nil), sibling(3, "B", nil)]) == nil, "deletes alone")
+  }
+}

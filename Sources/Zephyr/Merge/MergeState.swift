@@ -154,8 +154,12 @@ extension MergeStrategy {
 
   /// The value of concurrent siblings: the strategy folds them in the order of their
   /// stamps (a `.custom` rule sees the earlier as `local`); where it does not apply (a
-  /// delete, another kind), the later write's.
+  /// delete, another kind), the later write's. For `.max` and `.min` a delete gives way
+  /// to any value written alongside it (it removes what its device had seen, as a `.set`
+  /// removal does), so the result is the extreme of the values whatever the order.
   func resolve(key: String, _ siblings: [MergeData.Sibling]) -> PropertyListValue? {
+    var siblings = siblings
+    if keepsAnExtreme, siblings.contains(where: { $0.value != nil }) { siblings.removeAll { $0.value == nil } }
     guard var result = siblings.first else { return nil }
     if case .custom = self, siblings.count > 1 { LockAudit.assertNoLockHeld(calling: "a custom merge strategy") }
     for sibling in siblings.dropFirst() {

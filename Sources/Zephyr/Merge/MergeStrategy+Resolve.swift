@@ -42,6 +42,14 @@ extension MergeStrategy {
     if case .max = self { true } else { false }
   }
 
+  /// Whether the strategy keeps the largest or the smallest value.
+  var keepsAnExtreme: Bool {
+    switch self {
+    case .max, .min: true
+    default: false
+    }
+  }
+
   /// How two numbers, dates or strings compare; `nil` for values of other kinds. Integers
   /// compare exactly (as `Double`, two above 2^53 could look equal); a `Double` against
   /// an integer compares as `Double`.

@@ -19,11 +19,13 @@ public enum MergeStrategy: Sendable {
   /// The default: `sync()` keeps the local value, an inbound store event takes the
   /// remote one (or ``SyncConfiguration/conflictResolver`` decides).
   case lastWriterWins
-  /// The largest of the concurrent values: numbers, dates or strings. A delete and a value
-  /// are decided by the later write.
+  /// The largest of the concurrent values: numbers, dates or strings. A delete gives way
+  /// to a value written alongside it (it removes what its device had seen); values of
+  /// other kinds are decided by the later write.
   case max
-  /// The smallest of the concurrent values: numbers, dates or strings. A delete and a
-  /// value are decided by the later write.
+  /// The smallest of the concurrent values: numbers, dates or strings. A delete gives way
+  /// to a value written alongside it (it removes what its device had seen); values of
+  /// other kinds are decided by the later write.
   case min
   /// Arrays: every element either side holds, each once (the later state's order first).
   case union
