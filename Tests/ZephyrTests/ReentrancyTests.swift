@@ -242,3 +242,31 @@ private final class UncheckedDefaults: Sendable {
   nonisolated(unsafe) let value: UserDefaults
   init(_ value: UserDefaults) { self.value = value }
 }
+
+extension ReentrancyTests {
+  /// The configured clock is app code: Zephyr reads it with no lock held, so a clock that
+  /// reads the coordinator's status (a debug build stops on a call under a lock) returns,
+  /// in a sync, an inbound event and a tombstone's date.
+  @Test func aClockThatReadsTheCoordinatorIsCalledWithNoLockHeld() {
+    let harness = Harness()
+    let box = Locked<SyncCoordinator?>(nil)
+    let reads = Locked(0)
+    let clock: @Sendable () -> Date = {
+      if let coordinator = box.withLock({ $0 }) {
+        _ = coordinator.status
+        reads.withLock { $0 += 1 }
+      }
+      return Date(timeIntervalSince1970: 1_000_000)
+    }
+    let a = harness.device("A", monitored: ["theme"]) { $0.clock = clock }
+    let b = harness.device("B", monitored: ["theme"]) { $0.clock = clock }
+    box.withLock { $0 = b.coordinator }
+    a.set(.string("dusk"), "theme")
+    harness.cloud.deliver()  // B's inbound event
+    #expect(b.value("theme") == .string("dusk"))
+    b.remove("theme")  // a tombstone dated by the clock
+    b.coordinator.sync()
+    #expect(b.record("theme")?.content == .deleted(Date(timeIntervalSince1970: 1_000_000)))
+    #expect(reads.withLock { $0 } > 0)
+  }
+}

@@ -151,3 +151,42 @@ extension StrategyEdgeTests {
     #expect(MergeStrategy.max.resolve(key: "n", [sibling(2, "A", nil), sibling(3, "B", nil)]) == nil, "deletes alone")
   }
 }
+
+extension StrategyEdgeTests {
+  /// A `.set` key holding values that are no arrays (an older build wrote strings): the
+  /// merge keeps the later write as it is, never an empty array.
+  @Test func aSetKeyHoldingNoArraysKeepsTheLaterValue() {
+    let harness = Harness()
+    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["tags"] = .set }
+    let a = harness.device("A", monitored: ["tags"], configure: configure)
+    let b = harness.device("B", monitored: ["tags"], configure: configure)
+    a.set(.string("a,b"), "tags")
+    b.set(.string("c"), "tags")
+    for _ in 0..<3 { harness.round() }
+    let held = Set(harness.values(of: "tags").values)
+    #expect(held.count == 1, "converged: \(held)")
+    #expect(held.isSubset(of: [.string("a,b"), .string("c")]), "one of the writes, not an empty array: \(held)")
+  }
+
+  /// A adds x and y without having been told of B's add of x, which its store already
+  /// holds; C removes x after seeing B's add. A's add of x was made alongside that removal
+  /// and stays (it was once credited to B's write, and went with it).
+  @Test func anAddMadeBesideTheStoresEqualElementIsThisDevicesOwn() {
+    let harness = Harness()
+    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["fav"] = .set }
+    let a = harness.device("A", monitored: ["fav"], configure: configure)
+    let b = harness.device("B", monitored: ["fav"], configure: configure)
+    let c = harness.device("C", monitored: ["fav"], configure: configure)
+    b.set(strings("x"), "fav")
+    harness.cloud.upload(from: "B")
+    harness.cloud.download(to: "A", notify: false)
+    harness.cloud.download(to: "C", notify: true)
+    #expect(c.value("fav") == strings("x"))
+    c.set(strings(), "fav")
+    a.set(strings("x", "y"), "fav")
+    for _ in 0..<3 { harness.round() }
+    for device in [a, b, c] {
+      #expect(elements(device.value("fav")) == [.string("x"), .string("y")], "\(device.name)")
+    }
+  }
+}

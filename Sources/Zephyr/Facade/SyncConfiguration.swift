@@ -99,7 +99,8 @@ public struct SyncConfiguration: Sendable {
   public var sharedByProcesses: Bool?
 
   /// The clock used for tombstone dates, status times and tombstone expiry. Tests inject
-  /// one; generations never depend on it.
+  /// one; generations never depend on it. Called on the operation's thread with no lock
+  /// held.
   public var clock: @Sendable () -> Date
 
   /// Creates a configuration; every parameter has the default described on its property.

@@ -67,7 +67,8 @@ extension SyncCoordinator {
       : domain.values(forKeys: pulled) { key, value in local[key].map(value.isSameValue(as:)) ?? false }.values
 
     let batch = BatchDecisions(keys: keys, decisions: decisions, local: local, current: current, remote: remote)
-    let plan = state.withLock { $0.plan(batch) }
+    let now = self.now()
+    let plan = state.withLock { $0.plan(batch, now: now) }
     let written = apply(plan, &effects)
     if sharing { shareAgreements(of: keys, replacing: shared) }
     // Streams learn the value each observed key has now: pulled, merged, or the local

@@ -51,8 +51,8 @@ extension SyncCoordinator {
       // The other account's agreed states are no history here.
       for key in domain.keysWithSharedAgreements() { writeLocally(SharedAgreement.key(for: key), nil) }
     }
+    let now = self.now()
     let keys = state.withLock { state -> [String] in
-      let now = state.configuration.clock()
       state.status.lastEvent = SyncStatus.Event(reason: change.reason, date: now, keyCount: change.keys?.count)
       switch change.reason {
       case .quotaViolation:
@@ -267,9 +267,9 @@ extension SyncCoordinator {
   func collectTombstones(
     in snapshot: [String: PropertyListValue], skipping written: Set<String>, _ effects: inout OperationEffects
   ) {
+    let now = self.now()
     let candidates = state.withLock { state -> [(key: String, stamp: Stamp)] in
       guard let lifetime = state.configuration.tombstoneLifetime else { return [] }
-      let now = state.configuration.clock()
       return snapshot.compactMap { key, value in
         guard !written.contains(key), let entry = state.ledger[key], entry.agreed == .deleted,
           let stamp = Self.expiredTombstone(value, lifetime: lifetime, now: now), stamp == entry.stamp

@@ -112,6 +112,13 @@ public final class SyncCoordinator: Sendable {
 
   // MARK: Configuration and status
 
+  /// The configured clock's time, read with no lock held (the clock is app code).
+  func now() -> Date {
+    let clock = state.withLock { $0.configuration.clock }
+    LockAudit.assertNoLockHeld(calling: "the configured clock")
+    return clock()
+  }
+
   /// The coordinator's configuration. Changing it takes effect with the next operation.
   public var configuration: SyncConfiguration {
     get { state.withLock { $0.configuration } }

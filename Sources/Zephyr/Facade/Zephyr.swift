@@ -78,7 +78,7 @@ public enum Zephyr {
   /// not create a coordinator over `UserDefaults.standard`.
   static let pendingSettings = Locked(PendingSettings())
 
-  struct PendingSettings {
+  struct PendingSettings: Equatable {
     var debugEnabled: Bool?
     var synchronizeOnChange: Bool?
 
@@ -100,11 +100,13 @@ public enum Zephyr {
       // back into the facade. Should two threads race here, the first one stored wins.
       let settings = pendingSettings.withLock { $0 }
       let created = SyncCoordinator(store: makeDefaultStore(), configuration: settings.applied(to: SyncConfiguration()))
-      return sharedCoordinator.withLock { coordinator in
+      let stored = sharedCoordinator.withLock { coordinator in
         if let coordinator { return coordinator }
         coordinator = created
         return created
       }
+      if stored === created { applySettingsChanged(since: settings, to: created) }
+      return stored
     }
     set { sharedCoordinator.withLock { $0 = newValue } }
   }
@@ -211,6 +213,15 @@ public enum Zephyr {
       configuration: previous?.configuration ?? settings.applied(to: SyncConfiguration()))
     replacement.addKeysToBeMonitored(keys: Array(previous?.monitoredKeys ?? []))
     shared = replacement
+    if previous == nil { applySettingsChanged(since: settings, to: replacement) }
+  }
+
+  /// A flag set while `coordinator` was being created (it saw no coordinator yet, and
+  /// only recorded itself) reaches the coordinator now that it is stored.
+  private static func applySettingsChanged(since read: PendingSettings, to coordinator: SyncCoordinator) {
+    let latest = pendingSettings.withLock { $0 }
+    guard latest != read else { return }
+    coordinator.configuration = latest.applied(to: coordinator.configuration)
   }
 
   /// Whether every decision is logged; see ``SyncConfiguration/debugEnabled``. Set before

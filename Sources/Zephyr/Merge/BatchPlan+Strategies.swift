@@ -86,8 +86,9 @@ extension EngineState {
       return plannedPush(
         key, stamp: next, value: value, merged: nil, merging: MergedPush(versions: versions, data: memory.data))
     }
-    // A foreign value goes out under this device's id: it keeps no entry at its own
-    // generation.
+    // The record says again what it included, below its own generation (a foreign
+    // value read under its pseudo-origin goes out under that origin, the same on every
+    // device; one agreed under the empty origin, under this device's id).
     write.versions = VersionVector(entry.recordVersions.entries.filter { $0.value < stamp.generation })
     write.versions.include(stamp)
     let state = MergeState(

@@ -53,9 +53,10 @@ struct BatchDecisions: Sendable {
 
 extension EngineState {
   /// Plans the writes of a decided batch: ledger entries set ahead, limits checked,
-  /// refusals and log lines recorded. Calls out to nothing.
-  mutating func plan(_ batch: BatchDecisions) -> BatchPlan {
-    var plan = BatchPlan(keys: batch.keys, now: configuration.clock())
+  /// refusals and log lines recorded, at `now` (read from the configured clock before
+  /// the lock was taken). Calls out to nothing.
+  mutating func plan(_ batch: BatchDecisions, now: Date) -> BatchPlan {
+    var plan = BatchPlan(keys: batch.keys, now: now)
     for key in batch.keys {
       guard let decision = batch.decisions[key] else { continue }
       if let problem = decision.problem {
@@ -77,7 +78,7 @@ extension EngineState {
           of: key,
           agreeingOn: storeState(
             of: key, batch.remote[key], stamp: stamp,
-            content: batch.local[key].map { .value($0) } ?? .deleted(configuration.clock())),
+            content: batch.local[key].map { .value($0) } ?? .deleted(plan.now)),
           adopting: .some(batch.local[key]))
         setLedger(key, entry)
         debug("adopt \(key) g\(stamp.generation) (same value on both sides)")

@@ -55,14 +55,18 @@ struct MergeState: Sendable, Equatable {
     versions.include(stamp)
     let data: MergeData
     switch (strategy.mergeFamily, kept, store?.data) {
-    case (.elements, let kept, let theirs):
+    case (.elements, let kept, let stored):
+      // The store's parts only when the value is the store's state whole (another
+      // process's write to a shared suite): an element also added here is this write's.
+      let theirs = store.map { Set($0.value?.arrayItems ?? []) == Set(value?.arrayItems ?? []) } == true ? stored : nil
       var elements: [Fingerprint: [Stamp]] = [:]
       for item in value?.arrayItems ?? [] {
         let key = item.fingerprint
         elements[key] = kept?.elementStamps[key] ?? theirs?.elementStamps[key] ?? [stamp]
       }
       data = .elements(elements)
-    case (.entries, let kept, let theirs):
+    case (.entries, let kept, let stored):
+      let theirs = store?.value == value ? stored : nil
       var entries: [String: [MergeData.Sibling]] = [:]
       for (key, entry) in value?.dictionaryEntries ?? [:] {
         let candidates = [kept?.entrySiblings[key], theirs?.entrySiblings[key]].compactMap { $0 }
@@ -116,6 +120,12 @@ extension MergeStrategy {
   func merge(
     key: String, _ mine: MergeState, _ theirs: MergeState, resolving: Bool = true
   ) -> (value: PropertyListValue?, data: MergeData) {
+    // A value of another kind than the strategy merges (a string under `.set`, written
+    // by an older build or by app code) has no parts: the later state, as it is, rather
+    // than an empty collection.
+    if !Self.isMergeable(mine.value, as: mergeFamily) || !Self.isMergeable(theirs.value, as: mergeFamily) {
+      return mine.stamp > theirs.stamp ? (mine.value, mine.data) : (theirs.value, theirs.data)
+    }
     switch (mine.data, theirs.data) {
     case (.siblings(let left), .siblings(let right)):
       let siblings = Self.union(left, right, mine, theirs)
@@ -135,6 +145,16 @@ extension MergeStrategy {
     default:
       // Data of different kinds (the strategy changed): the later state, as it is.
       return mine.stamp > theirs.stamp ? (mine.value, mine.data) : (theirs.value, theirs.data)
+    }
+  }
+
+  /// Whether a value (or a delete, merged as an empty collection) is of the kind a family
+  /// merges by parts.
+  static func isMergeable(_ value: PropertyListValue?, as family: MergeFamily) -> Bool {
+    switch family {
+    case .siblings: true
+    case .elements: value == nil || value?.arrayItems != nil
+    case .entries: value == nil || value?.dictionaryEntries != nil
     }
   }
 

@@ -23,12 +23,20 @@ public enum ConflictResolution: Sendable, Equatable {
 }
 
 /// Both sides of a conflict, handed to a ``ConflictResolver``. `nil` means deleted.
+///
+/// For ``SyncConfiguration/conflictResolver`` the sides are this device's and the
+/// store's. For a ``MergeStrategy/custom(_:)`` rule they are two concurrent values in the
+/// order of their writes, on whichever device merges them: `local` is the earlier write
+/// (perhaps another device's) and `remote` the later, so that every device reaches the
+/// same value; ``ConflictResolution/keepLocal`` keeps the earlier.
 public struct Conflict: Sendable, Equatable {
   /// The synced key.
   public var key: String
-  /// The local value, or `nil` when the key was deleted locally.
+  /// The local value, or `nil` when the key was deleted locally. (In a `.custom` rule,
+  /// the earlier of the two writes.)
   public var local: PropertyListValue?
-  /// The store's value, or `nil` when the store holds a tombstone.
+  /// The store's value, or `nil` when the store holds a tombstone. (In a `.custom` rule,
+  /// the later of the two writes.)
   public var remote: PropertyListValue?
 
   /// Creates a conflict, for unit tests of a resolver.
@@ -136,7 +144,12 @@ enum Reconciler {
     if let ownOrigin, case .record(let record) = remote, record.origin == ownOrigin, local != nil,
       ledger.map({ record.stamp > $0.stamp }) ?? true
     {
-      let regained = LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content))
+      var regained = LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content))
+      if !strategy.isLastWriterWins {
+        // The record's writes and parts are the regained state's.
+        let state = MergeState(record: record, strategy: strategy)
+        regained.memory = MergeMemory(versions: state.versions, record: state.versions, data: state.data)
+      }
       if regained.agrees(with: local) { return Decision(action: .adopt(stamp: record.stamp)) }
       ledger = regained
     }

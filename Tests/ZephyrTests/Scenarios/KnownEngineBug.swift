@@ -27,6 +27,8 @@ struct KnownEngineBug: Sendable {
 
   /// The open bugs that explain every violation of `outcome`, or `nil` when one is new.
   static func explaining(_ outcome: ScenarioOutcome) -> [String]? {
+    // A failure that did not happen again when replayed explains nothing: it is reported.
+    guard !outcome.violations.isEmpty else { return nil }
     var names: [String] = []
     for violation in outcome.violations {
       let facts = violation.key.flatMap { outcome.facts[$0] } ?? KeyFacts()
