@@ -8,13 +8,6 @@ import ZephyrTesting
 /// alongside it by the writes each includes (``VersionVector``), and merge three-way
 /// against the latest state both sides share. Each test here failed before that.
 struct MergeHistoryTests {
-  private func strings(_ items: String...) -> PropertyListValue { .array(items.map { .string($0) }) }
-
-  private func elements(_ value: PropertyListValue?) -> Set<PropertyListValue>? {
-    if case .array(let items)? = value { return Set(items) }
-    return nil
-  }
-
   private func devices(
     _ strategy: MergeStrategy, key: String, names: [String] = ["A", "B"]
   ) -> (Harness, [TestDevice]) {
@@ -29,20 +22,20 @@ struct MergeHistoryTests {
   @Test func anElementAddedElsewhereSurvivesARemovalByADeviceThatNeverSawIt() {
     let (harness, devices) = self.devices(.set, key: "fav", names: ["A", "B", "C"])
     let (a, b, c) = (devices[0], devices[1], devices[2])
-    a.set(strings("a"), "fav")
+    a.set(PropertyListValue.strings("a"), "fav")
     harness.round()
-    b.set(strings("a", "x"), "fav")
+    b.set(PropertyListValue.strings("a", "x"), "fav")
     harness.cloud.upload(from: "B")
     harness.cloud.download(to: "A", notify: true)
-    #expect(a.value("fav") == strings("a", "x"))
-    a.set(strings("a", "x", "z"), "fav")
+    #expect(a.value("fav") == PropertyListValue.strings("a", "x"))
+    a.set(PropertyListValue.strings("a", "x", "z"), "fav")
     harness.cloud.upload(from: "A")
     harness.cloud.download(to: "B", notify: true)
-    c.set(strings(), "fav")
+    c.set(PropertyListValue.strings(), "fav")
     harness.cloud.upload(from: "C")
     for _ in 0..<3 { harness.round() }
     for device in devices {
-      #expect(elements(device.value("fav")) == [.string("x"), .string("z")], "\(device.name)")
+      #expect(PropertyListValue.elements(of: device.value("fav")) == [.string("x"), .string("z")], "\(device.name)")
     }
   }
 
@@ -91,13 +84,14 @@ struct MergeHistoryTests {
   func aDeleteOfASetKeyRemovesWhatItsDeviceHadAndKeepsConcurrentAdds(uploadOrder: [String]) {
     let (harness, devices) = self.devices(.set, key: "fav")
     let (a, b) = (devices[0], devices[1])
-    a.set(strings("home"), "fav")
+    a.set(PropertyListValue.strings("home"), "fav")
     harness.round()
-    b.set(strings("home", "gym"), "fav")
+    b.set(PropertyListValue.strings("home", "gym"), "fav")
     a.remove("fav")
     for name in uploadOrder { harness.cloud.upload(from: name) }
     for _ in 0..<3 { harness.round() }
-    #expect(harness.values(of: "fav") == ["A": strings("gym"), "B": strings("gym")])
+    #expect(
+      harness.values(of: "fav") == ["A": PropertyListValue.strings("gym"), "B": PropertyListValue.strings("gym")])
     let writes = devices.map { $0.store.statistics.writes }
     harness.round()
     #expect(devices.map { $0.store.statistics.writes } == writes, "a quiet round writes nothing")
@@ -107,7 +101,7 @@ struct MergeHistoryTests {
   /// delete, not as an empty array.
   @Test func aDeleteOfASetKeyPropagates() {
     let (harness, devices) = self.devices(.set, key: "fav")
-    devices[0].set(strings("home"), "fav")
+    devices[0].set(PropertyListValue.strings("home"), "fav")
     harness.round()
     devices[1].remove("fav")
     for _ in 0..<2 { harness.round() }
@@ -176,7 +170,7 @@ struct MergeHistoryTests {
     let cases: [(PropertyListValue?, MergeData)] = [
       (.integer(7), .siblings([.init(stamp: b2, value: .integer(7)), .init(stamp: a3, value: nil)])),
       (
-        strings("x", "y"),
+        PropertyListValue.strings("x", "y"),
         .elements([
           PropertyListValue.string("x").fingerprint: [b2], PropertyListValue.string("y").fingerprint: [a3, b2],
         ])

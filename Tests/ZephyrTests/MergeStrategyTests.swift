@@ -6,8 +6,6 @@ import ZephyrTesting
 
 /// Issue 11, part 2: merge strategies, pure and across devices.
 struct MergeStrategyTests {
-  private func strings(_ items: String...) -> PropertyListValue { .array(items.map { .string($0) }) }
-
   private func resolve(_ strategy: MergeStrategy, _ local: PropertyListValue?, _ remote: PropertyListValue?)
     -> ConflictResolution
   {
@@ -80,10 +78,12 @@ struct MergeStrategyTests {
   }
 
   @Test func unionKeepsEveryElementOnce() {
-    let a = state(.union, strings("a", "b"), by: "A", at: 2)
-    let b = state(.union, strings("b", "c"), by: "B", at: 3)
-    #expect(MergeStrategy.union.merge(key: "k", a, b).value == strings("b", "c", "a"))
-    #expect(MergeStrategy.union.merge(key: "k", b, a).value == strings("b", "c", "a"), "the later state's order first")
+    let a = state(.union, PropertyListValue.strings("a", "b"), by: "A", at: 2)
+    let b = state(.union, PropertyListValue.strings("b", "c"), by: "B", at: 3)
+    #expect(MergeStrategy.union.merge(key: "k", a, b).value == PropertyListValue.strings("b", "c", "a"))
+    #expect(
+      MergeStrategy.union.merge(key: "k", b, a).value == PropertyListValue.strings("b", "c", "a"),
+      "the later state's order first")
   }
 
   /// An element one side lacks is removed when that side saw the write that added it,
@@ -91,21 +91,26 @@ struct MergeStrategyTests {
   @Test func setKeepsAddsAndRemovesOfBothSides() {
     let base = [stamp("O", 1), stamp("O", 1), stamp("O", 1)]
     // Both saw O's {a, b, c}; A removed b and added d; B removed c and added e.
-    let a = state(.set, strings("a", "c", "d"), by: "A", at: 2, seen: ["O": 1], parts: [base[0], base[2]])
-    let b = state(.set, strings("a", "b", "e"), by: "B", at: 2, seen: ["O": 1], parts: [base[0], base[1]])
+    let a = state(
+      .set, PropertyListValue.strings("a", "c", "d"), by: "A", at: 2, seen: ["O": 1], parts: [base[0], base[2]])
+    let b = state(
+      .set, PropertyListValue.strings("a", "b", "e"), by: "B", at: 2, seen: ["O": 1], parts: [base[0], base[1]])
     #expect(
       Set(MergeStrategy.set.merge(key: "k", a, b).value?.arrayItems ?? [])
-        == Set(strings("a", "d", "e").arrayItems ?? []))
+        == Set(PropertyListValue.strings("a", "d", "e").arrayItems ?? []))
     // Without a shared write every element survives.
-    let x = state(.set, strings("a"), by: "X", at: 1)
-    let y = state(.set, strings("b"), by: "Y", at: 1)
+    let x = state(.set, PropertyListValue.strings("a"), by: "X", at: 1)
+    let y = state(.set, PropertyListValue.strings("b"), by: "Y", at: 1)
     #expect(
-      Set(MergeStrategy.set.merge(key: "k", x, y).value?.arrayItems ?? []) == Set(strings("a", "b").arrayItems ?? []))
+      Set(MergeStrategy.set.merge(key: "k", x, y).value?.arrayItems ?? [])
+        == Set(PropertyListValue.strings("a", "b").arrayItems ?? []))
     // A delete removes what its device saw; a concurrent add stays.
     let cleared = MergeState(
       value: nil, versions: VersionVector(["O": 1, "A": 3]), data: .elements([:]), stamp: stamp("A", 3))
-    #expect(MergeStrategy.set.merge(key: "k", cleared, b).value == strings("e"))
-    #expect(MergeStrategy.set.merge(key: "k", cleared, state(.set, strings("a"), by: "O", at: 1)).value == nil)
+    #expect(MergeStrategy.set.merge(key: "k", cleared, b).value == PropertyListValue.strings("e"))
+    #expect(
+      MergeStrategy.set.merge(key: "k", cleared, state(.set, PropertyListValue.strings("a"), by: "O", at: 1)).value
+        == nil)
   }
 
   /// Per entry: the side that saw the other's write changed it after; concurrent changes
@@ -155,12 +160,12 @@ struct MergeStrategyTests {
   @Test(arguments: [["A", "B"], ["B", "A"]])
   func concurrentAddsToASetBothSurvive(uploadOrder: [String]) {
     let (harness, a, b) = devices(.set, key: "favorites")
-    a.set(strings("home"), "favorites")
+    a.set(PropertyListValue.strings("home"), "favorites")
     harness.round()
-    #expect(b.value("favorites") == strings("home"))
+    #expect(b.value("favorites") == PropertyListValue.strings("home"))
 
-    a.set(strings("home", "work"), "favorites")
-    b.set(strings("home", "gym"), "favorites")
+    a.set(PropertyListValue.strings("home", "work"), "favorites")
+    b.set(PropertyListValue.strings("home", "gym"), "favorites")
     for name in uploadOrder { harness.cloud.upload(from: name) }
     for _ in 0..<3 { harness.round() }
     for device in [a, b] {
@@ -180,10 +185,10 @@ struct MergeStrategyTests {
   /// other device still holds the element and adds another one concurrently.
   @Test func aRemovalByADeviceThatSawTheElementSticks() {
     let (harness, a, b) = devices(.set, key: "favorites")
-    a.set(strings("home", "work"), "favorites")
+    a.set(PropertyListValue.strings("home", "work"), "favorites")
     harness.round()
-    b.set(strings("home"), "favorites")  // B saw work, removes it
-    a.set(strings("home", "work", "gym"), "favorites")  // A adds gym meanwhile
+    b.set(PropertyListValue.strings("home"), "favorites")  // B saw work, removes it
+    a.set(PropertyListValue.strings("home", "work", "gym"), "favorites")  // A adds gym meanwhile
     harness.cloud.upload(from: "B")
     harness.cloud.upload(from: "A")
     for _ in 0..<3 { harness.round() }
@@ -226,7 +231,7 @@ struct MergeStrategyTests {
   /// A set key's memory (the agreed value and its base) survives a relaunch.
   @Test func theMergeBaseIsSavedWithTheLedger() {
     let (harness, a, b) = devices(.set, key: "favorites")
-    a.set(strings("home", "work"), "favorites")
+    a.set(PropertyListValue.strings("home", "work"), "favorites")
     harness.round()
     b.restart()
     let memory = b.coordinator.state.withLock { $0.ledger["favorites"]?.memory }
@@ -236,8 +241,8 @@ struct MergeStrategyTests {
     } else {
       Issue.record("no element stamps remembered")
     }
-    b.set(strings("home"), "favorites")
-    a.set(strings("home", "work", "gym"), "favorites")
+    b.set(PropertyListValue.strings("home"), "favorites")
+    a.set(PropertyListValue.strings("home", "work", "gym"), "favorites")
     harness.cloud.upload(from: "A")
     harness.cloud.upload(from: "B")
     for _ in 0..<3 { harness.round() }

@@ -6,13 +6,6 @@ import ZephyrTesting
 
 /// Strategy keys at their edges, one test per problem a review of the merge found.
 struct StrategyEdgeTests {
-  private func strings(_ items: String...) -> PropertyListValue { .array(items.map { .string($0) }) }
-
-  private func elements(_ value: PropertyListValue?) -> Set<PropertyListValue>? {
-    if case .array(let items)? = value { return Set(items) }
-    return nil
-  }
-
   /// The larger dictionary wins; ties go to the later write.
   private static let moreEntries = MergeStrategy.custom { conflict in
     guard case .dictionary(let mine)? = conflict.local, case .dictionary(let theirs)? = conflict.remote else {
@@ -75,16 +68,16 @@ struct StrategyEdgeTests {
     let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["fav"] = .set }
     let a = harness.device("A", monitored: ["fav"], configure: configure)
     let b = harness.device("B", monitored: ["fav"], configure: configure)
-    harness.cloud.setServerValue(strings("q"), forKey: "fav")
+    harness.cloud.setServerValue(PropertyListValue.strings("q"), forKey: "fav")
     harness.cloud.download(to: "B", notify: true)
-    #expect(b.value("fav") == strings("q"))
-    harness.cloud.setServerValue(strings("p", "y"), forKey: "fav")
+    #expect(b.value("fav") == PropertyListValue.strings("q"))
+    harness.cloud.setServerValue(PropertyListValue.strings("p", "y"), forKey: "fav")
     harness.cloud.download(to: "A", notify: true)
-    #expect(a.value("fav") == strings("p", "y"))
-    b.set(strings("q", "z"), "fav")
+    #expect(a.value("fav") == PropertyListValue.strings("p", "y"))
+    b.set(PropertyListValue.strings("q", "z"), "fav")
     for _ in 0..<3 { harness.round() }
     for device in [a, b] {
-      let held = elements(device.value("fav")) ?? []
+      let held = PropertyListValue.elements(of: device.value("fav")) ?? []
       #expect(held.isSuperset(of: [.string("y"), .string("z")]), "\(device.name): \(held)")
     }
   }
@@ -96,14 +89,14 @@ struct StrategyEdgeTests {
     let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["fav"] = .set }
     let a = harness.device("A", monitored: ["fav"], configure: configure)
     let b = harness.device("B", monitored: ["fav"], configure: configure)
-    a.set(strings("x"), "fav")
-    b.set(strings("x"), "fav")
+    a.set(PropertyListValue.strings("x"), "fav")
+    b.set(PropertyListValue.strings("x"), "fav")
     harness.cloud.upload(from: "A")
     harness.cloud.upload(from: "B")  // the store keeps B's record of the same value
     harness.cloud.download(to: "A", notify: false)
-    a.set(strings(), "fav")
+    a.set(PropertyListValue.strings(), "fav")
     for _ in 0..<3 { harness.round() }
-    #expect(harness.values(of: "fav") == ["A": strings(), "B": strings()])
+    #expect(harness.values(of: "fav") == ["A": PropertyListValue.strings(), "B": PropertyListValue.strings()])
   }
 
   /// After an account change, a strategy key Zephyr does not monitor takes the new
@@ -112,20 +105,21 @@ struct StrategyEdgeTests {
     let harness = Harness()
     let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["fav"] = .set }
     let b = harness.device("B", configure: configure)
-    b.set(strings("old account"), "fav")
+    b.set(PropertyListValue.strings("old account"), "fav")
     b.coordinator.sync()
     harness.cloud.upload()
     let other = harness.device("Other", configure: configure)
     harness.cloud.switchAccount(of: "Other", to: "work")
-    other.set(strings("work"), "fav")
+    other.set(PropertyListValue.strings("work"), "fav")
     other.coordinator.sync()
     harness.cloud.upload()
 
     harness.cloud.switchAccount(of: "B", to: "work")
     b.coordinator.sync()
-    #expect(b.value("fav") == strings("work"))
+    #expect(b.value("fav") == PropertyListValue.strings("work"))
     harness.cloud.upload()
-    #expect(harness.cloud.serverValues(account: "work")["fav"].flatMap(Self.recordValue) == strings("work"))
+    #expect(
+      harness.cloud.serverValues(account: "work")["fav"].flatMap(Self.recordValue) == PropertyListValue.strings("work"))
   }
 
   private static func recordValue(_ stored: PropertyListValue) -> PropertyListValue? {
@@ -177,16 +171,16 @@ extension StrategyEdgeTests {
     let a = harness.device("A", monitored: ["fav"], configure: configure)
     let b = harness.device("B", monitored: ["fav"], configure: configure)
     let c = harness.device("C", monitored: ["fav"], configure: configure)
-    b.set(strings("x"), "fav")
+    b.set(PropertyListValue.strings("x"), "fav")
     harness.cloud.upload(from: "B")
     harness.cloud.download(to: "A", notify: false)
     harness.cloud.download(to: "C", notify: true)
-    #expect(c.value("fav") == strings("x"))
-    c.set(strings(), "fav")
-    a.set(strings("x", "y"), "fav")
+    #expect(c.value("fav") == PropertyListValue.strings("x"))
+    c.set(PropertyListValue.strings(), "fav")
+    a.set(PropertyListValue.strings("x", "y"), "fav")
     for _ in 0..<3 { harness.round() }
     for device in [a, b, c] {
-      #expect(elements(device.value("fav")) == [.string("x"), .string("y")], "\(device.name)")
+      #expect(PropertyListValue.elements(of: device.value("fav")) == [.string("x"), .string("y")], "\(device.name)")
     }
   }
 }

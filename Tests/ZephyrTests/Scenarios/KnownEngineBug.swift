@@ -27,7 +27,7 @@ struct KnownEngineBug: Sendable {
 
   /// The open bugs that explain every violation of `outcome`, or `nil` when one is new.
   static func explaining(_ outcome: ScenarioOutcome) -> [String]? {
-    // A failure that did not happen again when replayed explains nothing: it is reported.
+    // An outcome with no violation is explained by no bug.
     guard !outcome.violations.isEmpty else { return nil }
     var names: [String] = []
     for violation in outcome.violations {
