@@ -58,14 +58,7 @@ extension EngineState {
     var write = PlannedRecord(stamp: stamp, value: value, merged: merged)
     let strategy = strategy(of: key)
     guard !strategy.isLastWriterWins else { return write }
-    let state =
-      merging
-      ?? {
-        let edit = MergeState.edit(
-          value, at: stamp, versions: ledger[key]?.versions ?? VersionVector(), kept: ledger[key]?.memory?.data,
-          strategy: strategy)
-        return MergedPush(versions: edit.versions, data: edit.data)
-      }()
+    let state = merging ?? .edit(value, at: stamp, from: ledger[key], strategy: strategy)
     write.versions = state.versions
     write.data = state.data
     write.memory = MergeMemory(versions: state.versions, record: state.versions, data: state.data)

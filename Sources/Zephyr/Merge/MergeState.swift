@@ -58,7 +58,7 @@ struct MergeState: Sendable, Equatable {
     case (.elements, let kept, let stored):
       // The store's parts only when the value is the store's state whole (another
       // process's write to a shared suite): an element also added here is this write's.
-      let theirs = store.map { Set($0.value?.arrayItems ?? []) == Set(value?.arrayItems ?? []) } == true ? stored : nil
+      let theirs = store.map { Self.sameValue($0.value, value) } == true ? stored : nil
       var elements: [Fingerprint: [Stamp]] = [:]
       for item in value?.arrayItems ?? [] {
         let key = item.fingerprint
@@ -97,9 +97,13 @@ struct MergeState: Sendable, Equatable {
   /// Whether two states hold the same value and data (arrays compared as sets: a merge's
   /// order of elements is not news).
   func holdsTheSame(as other: MergeState) -> Bool {
-    guard data == other.data else { return false }
-    if let mine = value?.arrayItems, let theirs = other.value?.arrayItems { return Set(mine) == Set(theirs) }
-    return value == other.value
+    data == other.data && Self.sameValue(value, other.value)
+  }
+
+  /// Whether two values are the same, arrays compared as sets of elements.
+  private static func sameValue(_ lhs: PropertyListValue?, _ rhs: PropertyListValue?) -> Bool {
+    if let mine = lhs?.arrayItems, let theirs = rhs?.arrayItems { return Set(mine) == Set(theirs) }
+    return lhs == rhs
   }
 
   /// The parts of `mine` this state keeps against `theirs`: each, unless `other` includes
@@ -121,12 +125,11 @@ extension MergeStrategy {
     key: String, _ mine: MergeState, _ theirs: MergeState, resolving: Bool = true
   ) -> (value: PropertyListValue?, data: MergeData) {
     // A value of another kind than the strategy merges (a string under `.set`, written
-    // by an older build or by app code) has no parts: the later state, as it is, rather
-    // than an empty collection.
-    if !Self.isMergeable(mine.value, as: mergeFamily) || !Self.isMergeable(theirs.value, as: mergeFamily) {
-      return mine.stamp > theirs.stamp ? (mine.value, mine.data) : (theirs.value, theirs.data)
-    }
+    // by an older build or by app code) has no parts.
+    let mergeable = Self.isMergeable(mine.value, as: mergeFamily) && Self.isMergeable(theirs.value, as: mergeFamily)
     switch (mine.data, theirs.data) {
+    case _ where !mergeable:
+      break
     case (.siblings(let left), .siblings(let right)):
       let siblings = Self.union(left, right, mine, theirs)
       return (resolving ? resolve(key: key, siblings) : nil, .siblings(siblings))
@@ -143,9 +146,11 @@ extension MergeStrategy {
       if entries.isEmpty, mine.value == nil || theirs.value == nil { return (nil, .entries([:])) }
       return (.dictionary(entries), .entries(data))
     default:
-      // Data of different kinds (the strategy changed): the later state, as it is.
-      return mine.stamp > theirs.stamp ? (mine.value, mine.data) : (theirs.value, theirs.data)
+      break
     }
+    // Values the strategy cannot merge by parts, or data of different kinds (the strategy
+    // changed): the later state, as it is, rather than an empty collection.
+    return mine.stamp > theirs.stamp ? (mine.value, mine.data) : (theirs.value, theirs.data)
   }
 
   /// Whether a value (or a delete, merged as an empty collection) is of the kind a family

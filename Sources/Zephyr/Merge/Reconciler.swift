@@ -101,6 +101,16 @@ enum SyncAction: Sendable, Equatable {
 struct MergedPush: Sendable, Equatable {
   var versions: VersionVector
   var data: MergeData
+
+  /// What an edit to `value`, written at `stamp` from the agreed state `ledger`, pushes
+  /// (see ``MergeState/edit(_:at:versions:kept:store:strategy:)``).
+  static func edit(
+    _ value: PropertyListValue?, at stamp: Stamp, from ledger: LedgerEntry?, strategy: MergeStrategy
+  ) -> MergedPush {
+    let edit = MergeState.edit(
+      value, at: stamp, versions: ledger?.versions ?? VersionVector(), kept: ledger?.memory?.data, strategy: strategy)
+    return MergedPush(versions: edit.versions, data: edit.data)
+  }
 }
 
 /// The merge rules of DESIGN §4, as one pure function per key.
@@ -165,12 +175,9 @@ enum Reconciler {
     // A strategy key's edit goes out with the state it was made from (the ledger entry
     // decided with, which may be one regained from the store above).
     if !strategy.isLastWriterWins, case .push(let generation, let value, let reason, nil) = action {
-      let edit = MergeState.edit(
-        value, at: Stamp(generation: generation, origin: deviceID), versions: ledger?.versions ?? VersionVector(),
-        kept: ledger?.memory?.data, strategy: strategy)
       action = .push(
         generation: generation, value: value, reason: reason,
-        merging: MergedPush(versions: edit.versions, data: edit.data))
+        merging: .edit(value, at: Stamp(generation: generation, origin: deviceID), from: ledger, strategy: strategy))
     }
     return Decision(action: action, problem: problem)
   }
