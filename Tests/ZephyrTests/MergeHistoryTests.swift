@@ -12,8 +12,7 @@ struct MergeHistoryTests {
     _ strategy: MergeStrategy, key: String, names: [String] = ["A", "B"]
   ) -> (Harness, [TestDevice]) {
     let harness = Harness()
-    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies[key] = strategy }
-    return (harness, names.map { harness.device($0, monitored: [key], configure: configure) })
+    return (harness, harness.devices(names, merging: key, by: strategy))
   }
 
   /// A, B and C agree on {a}. B adds x, A takes it and adds z, B takes that. C, which saw

@@ -149,10 +149,8 @@ struct MergeStrategyTests {
 
   private func devices(_ strategy: MergeStrategy, key: String) -> (Harness, TestDevice, TestDevice) {
     let harness = Harness()
-    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies[key] = strategy }
-    let a = harness.device("A", monitored: [key], configure: configure)
-    let b = harness.device("B", monitored: [key], configure: configure)
-    return (harness, a, b)
+    let devices = harness.devices(["A", "B"], merging: key, by: strategy)
+    return (harness, devices[0], devices[1])
   }
 
   /// Both devices add a favorite while neither has seen the other's; whichever upload

@@ -20,9 +20,8 @@ struct StrategyEdgeTests {
   /// dictionary's entries, rejected as malformed, and republished forever.)
   @Test func aCustomKeyOverDictionariesConvergesQuietly() {
     let harness = Harness()
-    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["layout"] = Self.moreEntries }
-    let a = harness.device("A", monitored: ["layout"], configure: configure)
-    let b = harness.device("B", monitored: ["layout"], configure: configure)
+    let devices = harness.devices(["A", "B"], merging: "layout", by: Self.moreEntries)
+    let (a, b) = (devices[0], devices[1])
     a.set(.dictionary(["columns": .integer(2)]), "layout")
     b.set(.dictionary(["columns": .integer(3), "rows": .integer(4)]), "layout")
     for _ in 0..<3 { harness.round() }
@@ -46,10 +45,8 @@ struct StrategyEdgeTests {
       }
       return mine.count >= theirs.count ? .keepLocal : .keepRemote
     }
-    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["motto"] = longest }
-    let a = harness.device("A", monitored: ["motto"], configure: configure)
-    let b = harness.device("B", monitored: ["motto"], configure: configure)
-    let c = harness.device("C", monitored: ["motto"], configure: configure)
+    let devices = harness.devices(["A", "B", "C"], merging: "motto", by: longest)
+    let (a, b, c) = (devices[0], devices[1], devices[2])
     a.set(.string("a long motto"), "motto")
     b.set(.string("short"), "motto")
     harness.cloud.upload(from: "B")
@@ -65,9 +62,8 @@ struct StrategyEdgeTests {
   /// holds survives B's edit of the earlier one.
   @Test func twoForeignValuesOfASetKeyAreNeverOneWritersWrites() {
     let harness = Harness()
-    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["fav"] = .set }
-    let a = harness.device("A", monitored: ["fav"], configure: configure)
-    let b = harness.device("B", monitored: ["fav"], configure: configure)
+    let devices = harness.devices(["A", "B"], merging: "fav", by: .set)
+    let (a, b) = (devices[0], devices[1])
     harness.cloud.setServerValue(PropertyListValue.strings("q"), forKey: "fav")
     harness.cloud.download(to: "B", notify: true)
     #expect(b.value("fav") == PropertyListValue.strings("q"))
@@ -86,9 +82,8 @@ struct StrategyEdgeTests {
   /// x while the store holds B's record: the removal carries B's write too, and sticks.
   @Test func aRemovalMadeOverAnotherRecordOfTheSameValueSticks() {
     let harness = Harness()
-    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["fav"] = .set }
-    let a = harness.device("A", monitored: ["fav"], configure: configure)
-    let b = harness.device("B", monitored: ["fav"], configure: configure)
+    let devices = harness.devices(["A", "B"], merging: "fav", by: .set)
+    let (a, b) = (devices[0], devices[1])
     a.set(PropertyListValue.strings("x"), "fav")
     b.set(PropertyListValue.strings("x"), "fav")
     harness.cloud.upload(from: "A")
@@ -151,9 +146,8 @@ extension StrategyEdgeTests {
   /// merge keeps the later write as it is, never an empty array.
   @Test func aSetKeyHoldingNoArraysKeepsTheLaterValue() {
     let harness = Harness()
-    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["tags"] = .set }
-    let a = harness.device("A", monitored: ["tags"], configure: configure)
-    let b = harness.device("B", monitored: ["tags"], configure: configure)
+    let devices = harness.devices(["A", "B"], merging: "tags", by: .set)
+    let (a, b) = (devices[0], devices[1])
     a.set(.string("a,b"), "tags")
     b.set(.string("c"), "tags")
     for _ in 0..<3 { harness.round() }
@@ -167,10 +161,8 @@ extension StrategyEdgeTests {
   /// and stays (it was once credited to B's write, and went with it).
   @Test func anAddMadeBesideTheStoresEqualElementIsThisDevicesOwn() {
     let harness = Harness()
-    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies["fav"] = .set }
-    let a = harness.device("A", monitored: ["fav"], configure: configure)
-    let b = harness.device("B", monitored: ["fav"], configure: configure)
-    let c = harness.device("C", monitored: ["fav"], configure: configure)
+    let devices = harness.devices(["A", "B", "C"], merging: "fav", by: .set)
+    let (a, b, c) = (devices[0], devices[1], devices[2])
     b.set(PropertyListValue.strings("x"), "fav")
     harness.cloud.upload(from: "B")
     harness.cloud.download(to: "A", notify: false)

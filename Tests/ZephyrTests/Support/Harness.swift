@@ -82,6 +82,12 @@ final class Harness {
   }
 
   /// One round of "deliver; every device syncs; deliver".
+  /// Devices that monitor `key` and merge it by `strategy`, in the order named.
+  func devices(_ names: [String], merging key: String, by strategy: MergeStrategy) -> [TestDevice] {
+    let configure: (inout SyncConfiguration) -> Void = { $0.mergeStrategies[key] = strategy }
+    return names.map { device($0, monitored: [key], configure: configure) }
+  }
+
   func round() {
     cloud.deliver()
     for name in devices.keys.sorted() { devices[name]?.coordinator.sync() }
