@@ -101,6 +101,13 @@ struct FuzzTests {
       // Valid: pulled when newer than the ledger, otherwise A pushes its state again.
       #expect(after == before || after == value, "\(context)")
       #expect(refusal == nil, "\(context)")
+    case .state:
+      switch refusal {
+      case .malformedRecord?, .strategyCannotMerge?, .unsupportedFormat?:
+        #expect(after == before, "a refused state record changed the local value: \(context)")
+      case nil: break
+      case let other?: Issue.record("status names \(other) for a state record: \(context)")
+      }
     case .recordOrMalformed(let value):
       if case .malformedRecord? = refusal {
         #expect(after == before, "a malformed record changed the local value: \(context)")
@@ -124,6 +131,7 @@ struct FuzzTests {
         case .malformed: "malformed"
         case .unsupported: "unsupported"
         case .record(let value), .recordOrMalformed(let value): value == nil ? "tombstone" : "record"
+        case .state: "state"
         }
       kinds[kind, default: 0] += 1
     }

@@ -12,35 +12,29 @@ struct LedgerTests {
     ledger["theme"] = LedgerEntry(generation: 7, agreed: .value(Fingerprint(rawValue: 42)))
     ledger["gone"] = LedgerEntry(generation: Generation.maximum, agreed: .deleted)
     ledger["é.key"] = LedgerEntry(generation: 1, agreed: .value(Fingerprint(rawValue: .max)))
-    ledger["favorites"] = LedgerEntry(
-      generation: 3, agreed: .value(Fingerprint(rawValue: 9)), origin: "a",
-      memory: MergeMemory(
-        versions: VersionVector(["a": 3, "b": 2, "c": 1]), record: VersionVector(["a": 3, "b": 2]),
-        data: .elements([PropertyListValue.string("home").fingerprint: [Stamp(generation: 2, origin: "b")]])))
+    let set = ReplicaState(kind: .set).edited(
+      to: PropertyListValue.strings("home"), dot: Stamp(generation: 2, origin: "b.x1")
+    )
+    .edited(to: PropertyListValue.strings("home", "work"), dot: Stamp(generation: 3, origin: "a.y2"))
+    ledger["favorites"] = LedgerEntry(generation: 3, agreed: .value(Fingerprint(rawValue: 9)), origin: "a", state: set)
     ledger["score"] = LedgerEntry(
       generation: 4, agreed: .value(Fingerprint(rawValue: 11)), origin: "a",
-      memory: MergeMemory(
-        versions: VersionVector(["a": 4, "b": 3]), record: VersionVector(["a": 4, "b": 3]),
-        data: .siblings([
-          .init(stamp: Stamp(generation: 3, origin: "b"), value: .integer(7)),
-          .init(stamp: Stamp(generation: 4, origin: "a"), value: nil),
-        ])))
+      state: ReplicaState(kind: .max).edited(to: .integer(7), dot: Stamp(generation: 3, origin: "b"))
+        .joined(with: ReplicaState(kind: .max).edited(to: nil, dot: Stamp(generation: 4, origin: "a"))))
     ledger["map"] = LedgerEntry(
       generation: 5, agreed: .value(Fingerprint(rawValue: 12)), origin: "a",
-      memory: MergeMemory(
-        versions: VersionVector(["a": 5]), record: VersionVector(["a": 5]),
-        data: .entries(["x": [.init(stamp: Stamp(generation: 5, origin: "a"), value: .integer(3))]])))
-    // Pulls written ahead: the entries they fall back to keep their memories, with or
-    // without a memory of the pulled state.
-    let before = MergeMemory(
-      versions: VersionVector(["b": 1]), record: VersionVector(["b": 1]),
-      data: .elements([PropertyListValue.string("x").fingerprint: [Stamp(generation: 1, origin: "b")]]))
-    for (key, memory) in [("read", ledger["favorites"]?.memory), ("seen", nil)] {
-      var pulled = LedgerEntry(generation: 6, agreed: .value(Fingerprint(rawValue: 13)), origin: "c", memory: memory)
+      state: ReplicaState(kind: .dictionary).edited(
+        to: .dictionary(["x": .integer(3)]), dot: Stamp(generation: 5, origin: "a")))
+    // Merges written ahead: the entries they fall back to keep their states, with or
+    // without a state of the merged one.
+    let before = ReplicaState(kind: .set).edited(
+      to: PropertyListValue.strings("x"), dot: Stamp(generation: 1, origin: "b"))
+    for (key, state) in [("read", set), ("seen", nil)] {
+      var pulled = LedgerEntry(generation: 6, agreed: .value(Fingerprint(rawValue: 13)), origin: "c", state: state)
       pulled.pendingPull = LedgerEntry.PendingPull(
         localBefore: .value(Fingerprint(rawValue: 14)),
         previous: LedgerEntry.Previous(
-          generation: 1, agreed: .value(Fingerprint(rawValue: 14)), origin: "b", memory: before))
+          generation: 1, agreed: .value(Fingerprint(rawValue: 14)), origin: "b", state: before))
       ledger[key] = pulled
     }
     return ledger

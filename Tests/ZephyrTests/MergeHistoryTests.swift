@@ -124,25 +124,25 @@ struct MergeHistoryTests {
 
   // MARK: The record
 
-  /// A strategy key's record lists the other devices' writes it includes, a tombstone
-  /// too, and reads back the same; a last-writer-wins record keeps its four fields.
-  @Test func recordsCarryTheirHistory() {
-    var record = SyncRecord(generation: 9, origin: "k3f9qa", content: .value(.string("x")))
+  /// A first-format strategy record (`z1` with the writes it includes) still reads, a
+  /// tombstone too; a last-writer-wins record keeps its four fields.
+  @Test func firstFormatRecordsCarryTheirHistory() {
+    let record = SyncRecord(generation: 9, origin: "k3f9qa", content: .value(.string("x")))
     #expect(record.encoded == .array([.string("z1"), .integer(9), .string("k3f9qa"), .string("x")]))
-    record.history = VersionVector(["b7d2mx": 7, "": 2, "k3f9qa": 4])
-    let expected: PropertyListValue = .array([
+    let stored: PropertyListValue = .array([
       .string("z1"), .integer(9), .string("k3f9qa"), .string("x"),
       .array([.string(""), .integer(2), .string("b7d2mx"), .integer(7)]),
     ])
-    #expect(record.encoded == expected)
-    guard case .record(let decoded) = RemoteState(storeValue: record.encoded) else {
+    guard case .record(let decoded) = RemoteState(storeValue: stored) else {
       Issue.record("not a record")
       return
     }
     #expect(decoded.versions == VersionVector(["b7d2mx": 7, "": 2, "k3f9qa": 9]))
-    var tombstone = SyncRecord(generation: 10, origin: "b7d2mx", content: .deleted(Date(timeIntervalSince1970: 5)))
-    tombstone.history = VersionVector(["k3f9qa": 9])
-    guard case .record(let dead) = RemoteState(storeValue: tombstone.encoded) else {
+    let tombstone: PropertyListValue = .array([
+      .string("z1d"), .integer(10), .string("b7d2mx"), .date(Date(timeIntervalSince1970: 5)),
+      .array([.string("k3f9qa"), .integer(9)]),
+    ])
+    guard case .record(let dead) = RemoteState(storeValue: tombstone) else {
       Issue.record("not a record")
       return
     }
@@ -161,38 +161,43 @@ struct MergeHistoryTests {
     if case .malformed = RemoteState(storeValue: value) {} else { Issue.record("\(history) accepted") }
   }
 
-  /// Merge data of every kind goes out and reads back as it was; data implied by the
-  /// record itself is left out.
-  @Test func recordsCarryTheirMergeData() {
-    let a3 = Stamp(generation: 3, origin: "a")
-    let b2 = Stamp(generation: 2, origin: "b")
-    let cases: [(PropertyListValue?, MergeData)] = [
-      (.integer(7), .siblings([.init(stamp: b2, value: .integer(7)), .init(stamp: a3, value: nil)])),
-      (
-        PropertyListValue.strings("x", "y"),
-        .elements([
-          PropertyListValue.string("x").fingerprint: [b2], PropertyListValue.string("y").fingerprint: [a3, b2],
-        ])
-      ),
-      (
-        .dictionary(["k": .integer(2)]),
-        .entries(["k": [.init(stamp: b2, value: .integer(1)), .init(stamp: a3, value: .integer(2))]])
-      ),
-    ]
-    for (value, data) in cases {
-      var record = SyncRecord(
-        generation: 4, origin: "a", content: value.map { .value($0) } ?? .deleted(Date(timeIntervalSince1970: 1)))
-      record.history = VersionVector(["a": 3, "b": 2])
-      record.mergeData = data
-      guard case .record(let decoded) = RemoteState(storeValue: record.encoded) else {
-        Issue.record("not a record: \(record.encoded)")
-        continue
-      }
-      #expect(decoded.mergeData == data)
-      record.mergeData = .implied(by: record.stamp, value: value, family: data.family)
-      guard case .array(let fields) = record.encoded else { continue }
-      #expect(fields.count == 5, "implied data is left out")
+  /// First-format merge data of every kind reads back, and upgrades to the state it
+  /// described: each part under the writes that added it, the history as the context.
+  @Test func firstFormatMergeDataUpgradesToItsState() {
+    let (a3, b2) = (Stamp(generation: 3, origin: "a"), Stamp(generation: 2, origin: "b"))
+    func record(_ value: PropertyListValue, _ data: PropertyListValue) -> SyncRecord? {
+      let stored: PropertyListValue = .array([
+        .string("z1"), .integer(4), .string("a"), value, .array([.string("b"), .integer(2)]), data,
+      ])
+      guard case .record(let record) = RemoteState(storeValue: stored) else { return nil }
+      return record
     }
+    // Origins: 0 is the record's own ("a"), 1 is "b".
+    let siblings = record(
+      .integer(7), .array([.array([.integer(1), .integer(2), .integer(7)]), .array([.integer(0), .integer(3)])]))
+    let elements = record(
+      PropertyListValue.strings("x", "y"), .data(Varint.encode([1, 1, 2, 2, 0, 3, 1, 2])))
+    let entries = record(
+      .dictionary(["k": .integer(2)]),
+      .array([
+        .array([.string("k"), .integer(1), .integer(2), .integer(1)]),
+        .array([.string("k"), .integer(0), .integer(3)]),
+      ]))
+    let context = VersionVector(["a": 4, "b": 2])
+    #expect(
+      siblings.map { ReplicaState(legacy: $0, kind: .max) }
+        == ReplicaState(kind: .max, groups: [b2: [.integer(7)]], context: context))
+    #expect(
+      elements.map { ReplicaState(legacy: $0, kind: .set) }
+        == ReplicaState(
+          kind: .set, groups: [b2: PropertyListValue.strings("x", "y").arrayItems ?? [], a3: [.string("y")]],
+          context: context))
+    #expect(
+      entries.map { ReplicaState(legacy: $0, kind: .dictionary) }
+        == ReplicaState(
+          kind: .dictionary,
+          groups: [b2: [.array([.string("k"), .integer(1)])], a3: [.array([.string("k"), .integer(2)])]],
+          context: context))
   }
 
   /// Merge data that does not fit its record makes the record malformed: a stamp of a
@@ -228,17 +233,14 @@ struct MergeHistoryTests {
     #expect(mine.order(of: VersionVector(["a": 2, "c": 1])) == .concurrent)
   }
 
-  /// Appends that carry large remembered values compact the ledger file soon, whatever
-  /// the record count: the file stays near the size of what it holds.
-  @Test func largeMemoriesCompactTheJournal() {
+  /// Appends that carry large strategy states compact the ledger file soon, whatever the
+  /// record count: the file stays near the size of what it holds.
+  @Test func largeStatesCompactTheJournal() {
     var ledger = Ledger(epoch: "e")
     var journal = LedgerJournal()
     let big = PropertyListValue.string(String(repeating: "v", count: 60_000))
     var entry = LedgerEntry(generation: 1, agreed: LedgerEntry.Agreed(big), origin: "a")
-    let versions = VersionVector(["a": 1])
-    entry.memory = MergeMemory(
-      versions: versions, record: versions,
-      data: .siblings([.init(stamp: Stamp(generation: 1, origin: "a"), value: big)]))
+    entry.state = ReplicaState(kind: .max).edited(to: big, dot: Stamp(generation: 1, origin: "a"))
     for index in 0..<8 {
       ledger["k\(index)"] = entry
       journal.note("k\(index)", entry)
@@ -251,7 +253,7 @@ struct MergeHistoryTests {
     ledger["k8"] = entry
     journal.note("k8", entry)
     guard let second = journal.pendingSave(of: ledger), case .snapshot = second.kind else {
-      Issue.record("more than 512 KB of appended memories compact the file")
+      Issue.record("more than 512 KB of appended states compact the file")
       return
     }
     journal.saved(second, ledger: ledger)

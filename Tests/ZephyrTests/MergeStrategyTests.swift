@@ -14,24 +14,15 @@ struct MergeStrategyTests {
 
   private func stamp(_ origin: String, _ generation: UInt64) -> Stamp { Stamp(generation: generation, origin: origin) }
 
-  /// A state `origin` wrote at `generation` holding `value`, having seen `seen` (and with
-  /// `parts`: elements or entries of an earlier write, by their stamps).
-  private func state(
-    _ strategy: MergeStrategy, _ value: PropertyListValue?, by origin: String, at generation: UInt64,
-    seen: [String: UInt64] = [:], parts: [Stamp] = []
-  ) -> MergeState {
-    var versions = VersionVector(seen)
-    versions.include(stamp(origin, generation))
-    let own = stamp(origin, generation)
-    var data = MergeData.implied(by: own, value: value, strategy: strategy)
-    if case .elements = data, let items = value?.arrayItems {
-      var elements: [Fingerprint: [Stamp]] = [:]
-      for (index, item) in items.enumerated() {
-        elements[item.fingerprint] = [index < parts.count ? parts[index] : own]
-      }
-      data = .elements(elements)
-    }
-    return MergeState(value: value, versions: versions, data: data, stamp: own)
+  /// The state `origin`'s write at `generation` makes of `base` by setting `value`.
+  private func write(
+    _ value: PropertyListValue?, by origin: String, at generation: UInt64, over base: ReplicaState
+  ) -> ReplicaState {
+    base.edited(to: value, dot: stamp(origin, generation))
+  }
+
+  private func value(_ state: ReplicaState, _ strategy: MergeStrategy) -> PropertyListValue? {
+    state.value(strategy: strategy, key: "k")
   }
 
   // MARK: Pure
@@ -57,81 +48,60 @@ struct MergeStrategyTests {
   /// Concurrent siblings resolve alike on both sides, and a sibling the other side saw
   /// and replaced is gone.
   @Test func maxMergesSiblings() {
-    let a = state(.max, .integer(30), by: "A", at: 2, seen: ["C": 1])
-    let b = state(.max, .integer(20), by: "B", at: 2, seen: ["C": 1])
-    let ab = MergeStrategy.max.merge(key: "k", a, b)
-    let ba = MergeStrategy.max.merge(key: "k", b, a)
-    #expect(ab.value == .integer(30))
-    #expect(ab.data == ba.data && ab.value == ba.value)
+    let c = write(.integer(1), by: "C", at: 1, over: ReplicaState(kind: .max))
+    let a = write(.integer(30), by: "A", at: 2, over: c)
+    let b = write(.integer(20), by: "B", at: 2, over: c)
+    let ab = a.joined(with: b)
+    #expect(ab == b.joined(with: a))
+    #expect(value(ab, .max) == .integer(30))
     // B lowers its own score after seeing only its own: A's 30 stays, B's 20 is gone.
-    let lowered = state(.max, .integer(5), by: "B", at: 3, seen: ["B": 2, "C": 1])
-    let merged = MergeStrategy.max.merge(
-      key: "k",
-      MergeState(value: ab.value, versions: a.versions.joined(with: b.versions), data: ab.data, stamp: stamp("A", 4)),
-      lowered)
-    #expect(merged.value == .integer(30))
-    #expect(
-      merged.data
-        == .siblings([
-          .init(stamp: stamp("A", 2), value: .integer(30)), .init(stamp: stamp("B", 3), value: .integer(5)),
-        ]))
+    let lowered = write(.integer(5), by: "B", at: 3, over: b)
+    let merged = ab.joined(with: lowered)
+    #expect(value(merged, .max) == .integer(30))
+    #expect(merged.parts.map(\.part) == [.integer(30), .integer(5)])
+    // Lowered after seeing everything: the lower value stands.
+    #expect(value(write(.integer(5), by: "A", at: 4, over: merged).joined(with: ab), .max) == .integer(5))
   }
 
-  @Test func unionKeepsEveryElementOnce() {
-    let a = state(.union, PropertyListValue.strings("a", "b"), by: "A", at: 2)
-    let b = state(.union, PropertyListValue.strings("b", "c"), by: "B", at: 3)
-    #expect(MergeStrategy.union.merge(key: "k", a, b).value == PropertyListValue.strings("b", "c", "a"))
-    #expect(
-      MergeStrategy.union.merge(key: "k", b, a).value == PropertyListValue.strings("b", "c", "a"),
-      "the later state's order first")
+  @Test func unionKeepsEveryElementOnceInTheOrderOfTheirWrites() {
+    let a = write(PropertyListValue.strings("a", "b"), by: "A", at: 2, over: ReplicaState(kind: .union))
+    let b = write(PropertyListValue.strings("b", "c"), by: "B", at: 3, over: ReplicaState(kind: .union))
+    #expect(value(a.joined(with: b), .union) == PropertyListValue.strings("a", "b", "c"))
+    #expect(value(b.joined(with: a), .union) == PropertyListValue.strings("a", "b", "c"))
   }
 
   /// An element one side lacks is removed when that side saw the write that added it,
   /// kept when it did not: adds and removes of both sides survive.
   @Test func setKeepsAddsAndRemovesOfBothSides() {
-    let base = [stamp("O", 1), stamp("O", 1), stamp("O", 1)]
+    let base = write(PropertyListValue.strings("a", "b", "c"), by: "O", at: 1, over: ReplicaState(kind: .set))
     // Both saw O's {a, b, c}; A removed b and added d; B removed c and added e.
-    let a = state(
-      .set, PropertyListValue.strings("a", "c", "d"), by: "A", at: 2, seen: ["O": 1], parts: [base[0], base[2]])
-    let b = state(
-      .set, PropertyListValue.strings("a", "b", "e"), by: "B", at: 2, seen: ["O": 1], parts: [base[0], base[1]])
+    let a = write(PropertyListValue.strings("a", "c", "d"), by: "A", at: 2, over: base)
+    let b = write(PropertyListValue.strings("a", "b", "e"), by: "B", at: 2, over: base)
     #expect(
-      Set(MergeStrategy.set.merge(key: "k", a, b).value?.arrayItems ?? [])
+      Set(value(a.joined(with: b), .set)?.arrayItems ?? [])
         == Set(PropertyListValue.strings("a", "d", "e").arrayItems ?? []))
     // Without a shared write every element survives.
-    let x = state(.set, PropertyListValue.strings("a"), by: "X", at: 1)
-    let y = state(.set, PropertyListValue.strings("b"), by: "Y", at: 1)
-    #expect(
-      Set(MergeStrategy.set.merge(key: "k", x, y).value?.arrayItems ?? [])
-        == Set(PropertyListValue.strings("a", "b").arrayItems ?? []))
+    let x = write(PropertyListValue.strings("a"), by: "X", at: 1, over: ReplicaState(kind: .set))
+    let y = write(PropertyListValue.strings("b"), by: "Y", at: 1, over: ReplicaState(kind: .set))
+    #expect(value(x.joined(with: y), .set) == PropertyListValue.strings("a", "b"))
     // A delete removes what its device saw; a concurrent add stays.
-    let cleared = MergeState(
-      value: nil, versions: VersionVector(["O": 1, "A": 3]), data: .elements([:]), stamp: stamp("A", 3))
-    #expect(MergeStrategy.set.merge(key: "k", cleared, b).value == PropertyListValue.strings("e"))
-    #expect(
-      MergeStrategy.set.merge(key: "k", cleared, state(.set, PropertyListValue.strings("a"), by: "O", at: 1)).value
-        == nil)
+    let cleared = write(nil, by: "A", at: 3, over: base)
+    #expect(value(cleared.joined(with: b), .set) == PropertyListValue.strings("e"))
+    #expect(value(cleared.joined(with: base), .set) == nil, "a delete, not an empty array")
   }
 
   /// Per entry: the side that saw the other's write changed it after; concurrent changes
   /// go to the later write; a removal by a side that saw the entry sticks.
   @Test func dictionaryMergesPerEntry() {
-    let o = stamp("O", 1)
-    func entries(_ values: [String: (Int64, Stamp)]) -> MergeData {
-      .entries(values.mapValues { [MergeData.Sibling(stamp: $0.1, value: .integer($0.0))] })
-    }
-    // Both saw O's {x: 1, y: 1, z: 1}.
-    let a = MergeState(
-      value: .dictionary(["x": .integer(2), "y": .integer(1), "w": .integer(5)]),
-      versions: VersionVector(["O": 1, "A": 2]),
-      data: entries(["x": (2, stamp("A", 2)), "y": (1, o), "w": (5, stamp("A", 2))]), stamp: stamp("A", 2))
-    let b = MergeState(
-      value: .dictionary(["x": .integer(3), "y": .integer(4), "z": .integer(1)]),
-      versions: VersionVector(["O": 1, "B": 3]),
-      data: entries(["x": (3, stamp("B", 3)), "y": (4, stamp("B", 3)), "z": (1, o)]), stamp: stamp("B", 3))
+    let o = write(
+      .dictionary(["x": .integer(1), "y": .integer(1), "z": .integer(1)]), by: "O", at: 1,
+      over: ReplicaState(kind: .dictionary))
+    let a = write(
+      .dictionary(["x": .integer(2), "y": .integer(1), "z": .integer(1), "w": .integer(5)]), by: "A", at: 2, over: o)
+    let b = write(.dictionary(["x": .integer(3), "y": .integer(4)]), by: "B", at: 3, over: o)
     let expected: PropertyListValue = .dictionary(["x": .integer(3), "y": .integer(4), "w": .integer(5)])
-    #expect(MergeStrategy.dictionary.merge(key: "k", a, b).value == expected)
-    #expect(MergeStrategy.dictionary.merge(key: "k", b, a).value == expected)
+    #expect(value(a.joined(with: b), .dictionary) == expected)
+    #expect(value(b.joined(with: a), .dictionary) == expected)
   }
 
   @Test func customRunsYourRule() {
@@ -226,19 +196,19 @@ struct MergeStrategyTests {
     #expect(harness.values(of: "progress") == ["A": expected, "B": expected])
   }
 
-  /// A set key's memory (the agreed value and its base) survives a relaunch.
+  /// A set key's state survives a relaunch.
   @Test func theMergeBaseIsSavedWithTheLedger() {
     let (harness, a, b) = devices(.set, key: "favorites")
     a.set(PropertyListValue.strings("home", "work"), "favorites")
     harness.round()
     b.restart()
-    let memory = b.coordinator.state.withLock { $0.ledger["favorites"]?.memory }
-    #expect(memory?.versions == b.record("favorites")?.versions)
-    if case .elements(let elements)? = memory?.data {
-      #expect(elements.count == 2)
-    } else {
-      Issue.record("no element stamps remembered")
+    let cached = b.coordinator.state.withLock { $0.ledger["favorites"]?.state }
+    guard case .replica(let record) = RemoteState(storeValue: b.store.value(forKey: "favorites")) else {
+      Issue.record("no state record in the store")
+      return
     }
+    #expect(cached == record.state)
+    #expect(cached?.partCount == 2)
     b.set(PropertyListValue.strings("home"), "favorites")
     a.set(PropertyListValue.strings("home", "work", "gym"), "favorites")
     harness.cloud.upload(from: "A")

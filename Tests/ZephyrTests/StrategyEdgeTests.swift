@@ -118,8 +118,11 @@ struct StrategyEdgeTests {
   }
 
   private static func recordValue(_ stored: PropertyListValue) -> PropertyListValue? {
-    if case .record(let record) = RemoteState(storeValue: stored) { return record.content.value }
-    return nil
+    switch RemoteState(storeValue: stored) {
+    case .record(let record): record.content.value
+    case .replica(let record): record.state.value(strategy: .set, key: "")
+    default: nil
+    }
   }
 }
 
@@ -128,32 +131,41 @@ extension StrategyEdgeTests {
   /// delete, whatever their order: folded in stamp order, the delete once replaced the
   /// larger value before the smaller, later one replaced the delete.
   @Test func anExtremeKeepsTheValuesWrittenAlongsideADelete() {
-    func sibling(_ generation: UInt64, _ origin: String, _ value: Int64?) -> MergeData.Sibling {
-      MergeData.Sibling(stamp: Stamp(generation: generation, origin: origin), value: value.map { .integer($0) })
+    // A wrote 9, C deleted, B wrote 7, each from the same state: a delete holds no
+    // sibling, so it gives way to both values.
+    let base = ReplicaState(kind: .max).edited(to: .integer(5), dot: Stamp(generation: 1, origin: "O"))
+    let writes: [ReplicaState] = [(2, "A", 9), (2, "C", nil), (3, "B", 7)].map {
+      (generation: UInt64, origin: String, value: Int64?) in
+      base.edited(to: value.map { .integer($0) }, dot: Stamp(generation: generation, origin: origin))
     }
-    #expect(
-      MergeStrategy.max.resolve(key: "n", [sibling(2, "A", 9), sibling(2, "C", nil), sibling(3, "B", 7)]) == .integer(9)
-    )
-    #expect(
-      MergeStrategy.min.resolve(key: "n", [sibling(2, "A", 1), sibling(2, "C", nil), sibling(3, "B", 4)]) == .integer(1)
-    )
-    #expect(MergeStrategy.max.resolve(key: "n", [sibling(2, "A", nil), sibling(3, "B", nil)]) == nil, "deletes alone")
+    for order in [writes, writes.reversed(), [writes[1], writes[0], writes[2]]] {
+      let merged = order.dropFirst().reduce(order[0]) { $0.joined(with: $1) }
+      #expect(merged.value(strategy: .max, key: "n") == .integer(9))
+      #expect(
+        ReplicaState(kind: .min, groups: merged.groups, context: merged.context).value(strategy: .min, key: "n")
+          == .integer(7))
+    }
+    let deletes = [writes[1], base.edited(to: nil, dot: Stamp(generation: 3, origin: "B"))]
+    #expect(deletes[0].joined(with: deletes[1]).value(strategy: .max, key: "n") == nil, "deletes alone")
   }
 }
 
 extension StrategyEdgeTests {
-  /// A `.set` key holding values that are no arrays (an older build wrote strings): the
-  /// merge keeps the later write as it is, never an empty array.
-  @Test func aSetKeyHoldingNoArraysKeepsTheLaterValue() {
+  /// A `.set` key holding values that are no arrays (an older build wrote strings) is
+  /// refused by name on each device, which keeps its own value: never merged to an empty
+  /// array, never silently last-writer-wins.
+  @Test func aSetKeyHoldingNoArraysIsRefusedByName() {
     let harness = Harness()
     let devices = harness.devices(["A", "B"], merging: "tags", by: .set)
     let (a, b) = (devices[0], devices[1])
     a.set(.string("a,b"), "tags")
     b.set(.string("c"), "tags")
     for _ in 0..<3 { harness.round() }
-    let held = Set(harness.values(of: "tags").values)
-    #expect(held.count == 1, "converged: \(held)")
-    #expect(held.isSubset(of: [.string("a,b"), .string("c")]), "one of the writes, not an empty array: \(held)")
+    #expect(harness.values(of: "tags") == ["A": .string("a,b"), "B": .string("c")])
+    for device in [a, b] {
+      #expect(device.coordinator.status.refusedKeys["tags"] == .strategyCannotMerge(strategy: "set", value: "string"))
+    }
+    #expect(harness.cloud.serverValues["tags"] == nil)
   }
 
   /// A adds x and y without having been told of B's add of x, which its store already

@@ -18,6 +18,11 @@ public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
   case malformedRecord(String)
   /// The store holds a record of a newer format; Zephyr leaves it alone.
   case unsupportedFormat(String)
+  /// The key's merge strategy cannot merge its local value (`.set` over a string, say,
+  /// set for a string key in ``SyncConfiguration/mergeStrategies``): the key is left
+  /// alone, locally and in the store, rather than merged as something else. `strategy`
+  /// names the strategy, `value` the kind of value.
+  case strategyCannotMerge(strategy: String, value: String)
   /// The record would not fit: it needs `needed` bytes and only `available` are left.
   case overQuota(needed: Int, available: Int)
   /// Adding the key would exceed the store's key count.
@@ -36,6 +41,7 @@ public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
     case .notPropertyList: "value is not a property-list type"
     case .malformedRecord(let reason): "malformed record in store (\(reason))"
     case .unsupportedFormat(let tag): "record format \(tag) is newer than this Zephyr"
+    case .strategyCannotMerge(let strategy, let value): "the \(strategy) strategy cannot merge a \(value) value"
     case .overQuota(let needed, let available): "needs \(needed) bytes, \(available) left"
     case .tooManyKeys(let limit): "store already holds \(limit) keys"
     case .unencodable(let error): "typed value could not be encoded, not written (\(error))"

@@ -41,6 +41,12 @@ extension EngineState {
       ledger = Ledger(epoch: randomID(length: 12))
       domain.setBookkeepingString(ledger.epoch, forKey: ledgerIDKey)
     }
+    if ledger.incarnation.isEmpty || mayBeStale {
+      // A ledger that may lack this device's last writes starts a new incarnation: its
+      // strategy keys' next writes must not be taken for writes it no longer knows of.
+      ledger.incarnation = randomID(length: 4)
+      records = 0
+    }
     var state = EngineState(
       configuration: configuration, deviceID: deviceID, ledger: ledger,
       status: SyncStatus(limits: configuration.limits))

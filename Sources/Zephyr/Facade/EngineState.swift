@@ -43,8 +43,8 @@ struct EngineState: Sendable {
     }
     if let entry {
       observe(entry.generation)
-      // A memory taken from another process may include writes above its own stamp.
-      if let memory = entry.memory { observe(memory.versions.maximum) }
+      // A state may include writes above its own stamp.
+      if let state = entry.state { observe(state.context.maximum) }
     }
   }
 
@@ -74,9 +74,27 @@ struct EngineState: Sendable {
     return taking
   }
 
+  /// Records `keys` as reconciled since the reset: a deliberate edit made after it (a
+  /// typed set) is merged, not replaced by the store's state.
+  mutating func markReconciled(_ keys: [String]) {
+    guard historyReset else { return }
+    reconciledSinceReset.formUnion(keys)
+  }
+
+  /// The id this process numbers its writes of strategy keys under: the device id and the
+  /// ledger's incarnation. A device that starts its history over (a lost ledger, an
+  /// account change) thereby writes under a new name, and a state can tell its earlier
+  /// writes (seen and maybe removed) from its new ones.
+  var replicaID: String {
+    let id = deviceID + "." + ledger.incarnation
+    return id.count <= SyncRecord.maximumOriginLength
+      ? id : String(deviceID.prefix(SyncRecord.maximumOriginLength - 5)) + "." + ledger.incarnation
+  }
+
   /// Forgets every key's history (an account change), keeping the epoch.
   mutating func resetLedger() {
     ledger.entries.removeAll()
+    ledger.incarnation = Self.randomID(length: 4)
     journal.reset()
   }
 

@@ -16,7 +16,7 @@ extension SyncCoordinator {
     let sharing = sharesSuite
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     // A pull written ahead before a crash is settled against the local value first.
-    let (entries, resolver, ownOrigin, clock, strategies, deviceID, taking) = state.withLock { state in
+    let (entries, resolver, ownOrigin, clock, strategies, ids, taking) = state.withLock { state in
       var entries: [String: LedgerEntry] = [:]
       for key in keys {
         if let entry = state.ledger[key], entry.pendingPull != nil {
@@ -29,7 +29,8 @@ extension SyncCoordinator {
       }
       return (
         entries, state.configuration.conflictResolver, state.ledgerMayBeStale ? state.deviceID : nil,
-        state.ledger.clock, state.configuration.mergeStrategies, state.deviceID, state.takingStoreState(keys)
+        state.ledger.clock, state.configuration.mergeStrategies, (state.deviceID, state.replicaID),
+        state.takingStoreState(keys)
       )
     }
 
@@ -46,9 +47,8 @@ extension SyncCoordinator {
     for key in keys {
       decisions[key] = Reconciler.decide(
         key: key, local: local[key], storeValue: remote[key], ledger: entries[key], policy: policy,
-        resolver: resolver, ownOrigin: ownOrigin, clock: clock,
-        strategy: taking.contains(key) && entries[key] == nil ? .lastWriterWins : strategies[key] ?? .lastWriterWins,
-        deviceID: deviceID)
+        resolver: resolver, ownOrigin: ownOrigin, clock: clock, strategy: strategies[key] ?? .lastWriterWins,
+        deviceID: ids.0, replicaID: ids.1, takingStore: taking.contains(key))
     }
     if callsOut {
       state.withLock { state in
@@ -59,7 +59,13 @@ extension SyncCoordinator {
 
     // Pulls must not overwrite an edit made while they were decided: read the pulled
     // keys again, all at once (on Linux the first read after a write costs the whole domain).
-    let pulled = keys.filter { if case .pull = decisions[$0]?.action { true } else { false } }
+    let pulled = keys.filter { key in
+      switch decisions[key]?.action {
+      case .pull?: true
+      case .merge(let merge)?: merge.local != nil
+      default: false
+      }
+    }
     if let hook = testHooks.withLock({ $0.beforePullWrite }) { for key in pulled { hook(key) } }
     let current =
       pulled.isEmpty

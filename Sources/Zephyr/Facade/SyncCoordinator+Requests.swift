@@ -155,14 +155,15 @@ extension SyncCoordinator {
       // key it edits the store's record, rather than lose to it as a never-synced
       // device's write would (a write made before the initial download is still
       // discarded by the store, and the cloud's value wins then).
-      for key in keys where state.ledger[key] == nil {
+      // (A strategy key's set on such a device adds to the store's state instead: it has
+      // seen no removal. Made after an initial download or an account change, it is
+      // not a write from before them, which the store's state replaces.)
+      state.markReconciled(keys.filter { if case .written = typed[$0] { true } else { false } })
+      for key in keys where state.ledger[key] == nil && state.strategy(of: key).isLastWriterWins {
         guard case .written = typed[key], case .record(let record) = RemoteState(storeValue: remote[key]) else {
           continue
         }
-        var entry = LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content))
-        entry.memory = state.memory(
-          of: key, agreeingOn: MergeState(record: record, strategy: state.strategy(of: key)))
-        state.setLedger(key, entry)
+        state.setLedger(key, LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content)))
       }
     }
     reconcile(keys, local: local, remote: remote, policy: .preferLocal, &effects)
@@ -216,8 +217,8 @@ extension SyncCoordinator {
 
   /// Whether the store's value is `entry`'s writer's record at or below its generation.
   private static func storeHolds(_ entry: LedgerEntry, _ storeValue: PropertyListValue?) -> Bool {
-    guard case .record(let record) = RemoteState(storeValue: storeValue) else { return false }
-    return record.origin == entry.origin && record.generation <= entry.generation
+    guard let stamp = RemoteState(storeValue: storeValue).stamp else { return false }
+    return stamp.origin == entry.origin && stamp.generation <= entry.generation
   }
 
   // MARK: Helpers

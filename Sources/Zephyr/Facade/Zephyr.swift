@@ -187,7 +187,8 @@ public enum Zephyr {
   ///
   /// Replaces ``shared`` with a coordinator over `suite` and the same store, keeping the
   /// configuration and the monitored keys. Call it before the first sync. Setting the
-  /// suite the shared coordinator already uses, under the same name, changes nothing.
+  /// suite the shared coordinator already uses, under the same name, changes nothing,
+  /// even through another `UserDefaults` instance of it.
   ///
   /// Pass `suiteName` for any suite but `.standard`: `UserDefaults` does not tell a
   /// suite's name, and without it full ``sync()`` cannot read the suite's persistent
@@ -202,8 +203,12 @@ public enum Zephyr {
     // Peek rather than read `shared`, which would first create a coordinator over
     // `UserDefaults.standard` and write bookkeeping keys into a domain the app never syncs.
     let previous = sharedCoordinator.withLock { $0 }
-    if let previous, previous.domain.isBacked(by: suite),
-      previous.domain.persistentName == UserDefaultsDomain(defaults: suite, suiteName: suiteName).persistentName
+    // A named suite is the same suite whatever the instance (an app that creates
+    // `UserDefaults(suiteName:)` anew at each call keeps its coordinator and its streams);
+    // an unnamed one is known by its instance only.
+    if let previous,
+      previous.domain.persistentName == UserDefaultsDomain(defaults: suite, suiteName: suiteName).persistentName,
+      suiteName != nil || previous.domain.isBacked(by: suite)
     {
       return
     }

@@ -38,8 +38,11 @@ struct LedgerEntry: Sendable, Equatable {
   /// Set while a pull is being written to `UserDefaults`: how to tell, after a crash,
   /// whether the write happened, and what to fall back to when it did not.
   var pendingPull: PendingPull?
-  /// For keys merged by a strategy: the writes the agreed state includes and what it is
-  /// made of (see ``MergeMemory``).
+  /// For keys merged by a strategy: the whole merge state this device holds (a cache of
+  /// the record's; see ``ReplicaState``).
+  var state: ReplicaState?
+  /// A first-format ledger's memory of a strategy key, read to be upgraded into ``state``
+  /// at the key's next merge; never written.
   var memory: MergeMemory?
 
   /// A pull written ahead into the ledger, before its `UserDefaults` write.
@@ -55,9 +58,9 @@ struct LedgerEntry: Sendable, Equatable {
     var generation: UInt64
     var agreed: Agreed
     var origin: String
-    /// A strategy key's memory of the previous state: a pull a crash kept from
-    /// `UserDefaults` falls back to it whole, writes and parts included.
-    var memory: MergeMemory?
+    /// A strategy key's previous state: a merge a crash kept from `UserDefaults` falls
+    /// back to it whole.
+    var state: ReplicaState?
   }
 
   /// The agreed state's place in the order of writes.
@@ -65,13 +68,13 @@ struct LedgerEntry: Sendable, Equatable {
 
   init(
     generation: UInt64, agreed: Agreed, origin: String = "", pendingPull: PendingPull? = nil,
-    memory: MergeMemory? = nil
+    state: ReplicaState? = nil
   ) {
     self.generation = generation
     self.agreed = agreed
     self.origin = origin
     self.pendingPull = pendingPull
-    self.memory = memory
+    self.state = state
   }
 
   /// The entry to decide with, given the current local state. A pending pull whose
@@ -118,6 +121,12 @@ struct Ledger: Sendable, Equatable {
   /// key. Its next write is numbered above it, so a write made after seeing another
   /// device's write (of any key) is ordered after that device's earlier writes.
   var clock: UInt64 = 0
+  /// This copy of the ledger's own id, new whenever the ledger starts over (a new
+  /// domain, a lost, damaged or discarded file, an account change). Strategy keys number
+  /// their writes under the device id and this (``EngineState/replicaID``), so a device
+  /// that lost its history never writes under a name whose earlier writes it no longer
+  /// knows of.
+  var incarnation: String = EngineState.randomID(length: 4)
 
   subscript(key: String) -> LedgerEntry? {
     get { entries[key] }
@@ -146,6 +155,7 @@ enum LedgerCodec {
     bytes += header
     appendWord(checksum(header), to: &bytes)
     appendClock(ledger.clock, to: &bytes)
+    appendIncarnation(ledger.incarnation, to: &bytes)
     for (key, entry) in ledger.entries { appendRecord(key: key, entry: entry, to: &bytes) }
     return Data(bytes)
   }
@@ -174,6 +184,8 @@ enum LedgerCodec {
       throw LedgerError.corrupt("header checksum mismatch")
     }
     var ledger = Ledger(epoch: epoch)
+    // A file from before incarnations has none: the loader gives it a new one.
+    ledger.incarnation = ""
     var records = 0
     var damagedTail = false
     while !reader.isAtEnd {
@@ -187,6 +199,8 @@ enum LedgerCodec {
         records += 1
       case .clock(let clock):
         ledger.clock = max(ledger.clock, clock)
+      case .incarnation(let incarnation):
+        ledger.incarnation = incarnation
       }
     }
     // Files written before the clock existed (and a clock record lost with a damaged
@@ -201,6 +215,17 @@ enum LedgerCodec {
     appendString("", to: &payload)
     payload.append(3)
     appendWord(clock, to: &payload)
+    appendWord(UInt64(payload.count), to: &bytes)
+    bytes += payload
+    appendWord(checksum(payload), to: &bytes)
+  }
+
+  /// An incarnation record: an empty key and kind 4.
+  private static func appendIncarnation(_ incarnation: String, to bytes: inout [UInt8]) {
+    var payload: [UInt8] = []
+    appendString("", to: &payload)
+    payload.append(4)
+    appendString(incarnation, to: &payload)
     appendWord(UInt64(payload.count), to: &bytes)
     bytes += payload
     appendWord(checksum(payload), to: &bytes)
@@ -236,10 +261,13 @@ enum LedgerCodec {
     } else if entry != nil {
       payload.append(0)
     }
-    if let memory = entry?.memory { appendMemory(memory, to: &payload) }
-    if let memory = entry?.pendingPull?.previous?.memory {
-      payload.append(4)
-      appendMemory(memory, to: &payload)
+    if let state = entry?.state {
+      payload.append(5)
+      appendState(state, to: &payload)
+    }
+    if let state = entry?.pendingPull?.previous?.state {
+      payload.append(6)
+      appendState(state, to: &payload)
     }
     appendWord(UInt64(payload.count), to: &bytes)
     bytes += payload
@@ -319,6 +347,8 @@ struct ByteReader {
     case entry(String, LedgerEntry?)
     /// The device's clock.
     case clock(UInt64)
+    /// The ledger's incarnation.
+    case incarnation(String)
   }
 
   /// One record. Throws on any damage.
@@ -347,6 +377,12 @@ struct ByteReader {
       let clock = try payload.word()
       guard payload.isAtEnd, key.isEmpty, clock <= Generation.maximum else { throw LedgerError.corrupt("bad clock") }
       return .clock(clock)
+    case 4:
+      let incarnation = try payload.string()
+      guard payload.isAtEnd, key.isEmpty, (1...16).contains(incarnation.count) else {
+        throw LedgerError.corrupt("bad incarnation")
+      }
+      return .incarnation(incarnation)
     default: throw LedgerError.corrupt("unknown record kind")
     }
     if entry != nil, try payload.byte() == 1 {
@@ -360,20 +396,25 @@ struct ByteReader {
       entry?.pendingPull = LedgerEntry.PendingPull(localBefore: localBefore, previous: previous)
     }
     if entry != nil, !payload.isAtEnd {
-      // A memory that does not read is lost on its own (the key merges as if it had
-      // none), never the entry or the ledger.
+      // A state that does not read is lost on its own (the key merges as if it had no
+      // history, which removes nothing), never the entry or the ledger.
       do {
         while !payload.isAtEnd {
-          // Marker 4: the memory of the entry a pending pull falls back to.
           let start = payload.position
-          if try payload.byte() == 4, entry?.pendingPull?.previous != nil {
-            entry?.pendingPull?.previous?.memory = try payload.memory()
-          } else {
+          switch try payload.byte() {
+          case 5: entry?.state = try payload.state()
+          case 6 where entry?.pendingPull?.previous != nil: entry?.pendingPull?.previous?.state = try payload.state()
+          case 4:
+            // A first-format memory of the entry a pending pull falls back to: dropped.
+            _ = try payload.memory()
+          default:
+            // Markers 1 to 3: a first-format memory, upgraded at the key's next merge.
             payload.position = start
             entry?.memory = try payload.memory()
           }
         }
       } catch {
+        entry?.state = nil
         payload.position = payload.bytes.count
       }
     }

@@ -3,7 +3,7 @@ import Foundation
 /// What of the in-memory ledger has not reached the ledger file yet, and how to save it:
 /// by appending the changed entries (the journal), or by rewriting the file (a snapshot)
 /// when it is new, was reset, or has grown to more than twice its entries (or by more
-/// than ``maximumAppendedMemoryBytes`` of remembered merge values).
+/// than ``maximumAppendedMemoryBytes`` of strategy keys' states).
 struct LedgerJournal: Sendable {
   /// Entries changed since the last save (`nil`: removed).
   var changes: [String: LedgerEntry?] = [:]
@@ -13,8 +13,8 @@ struct LedgerJournal: Sendable {
   var needsSnapshot = false
   /// Records in the file, to tell when appending has gone on long enough.
   var records = 0
-  /// Bytes of remembered merge values (``MergeMemory``) appended since the last snapshot:
-  /// every append of a three-way key carries its states again.
+  /// Bytes of strategy keys' states (``ReplicaState``) appended since the last snapshot:
+  /// every append of such a key carries its whole state again.
   var appendedMemoryBytes = 0
   static let maximumAppendedMemoryBytes = 512 * 1024
   /// Why the last save failed, while it has not succeeded since.
@@ -40,7 +40,7 @@ struct LedgerJournal: Sendable {
   func pendingSave(of ledger: Ledger) -> Save? {
     guard !isEmpty else { return nil }
     let appended = records + changes.count
-    let memoryBytes = appendedMemoryBytes + changes.values.reduce(0) { $0 + ($1?.memory?.estimatedBytes ?? 0) }
+    let memoryBytes = appendedMemoryBytes + changes.values.reduce(0) { $0 + ($1?.state?.estimatedBytes ?? 0) }
     if needsSnapshot || appended > 2 * ledger.entries.count + 64 || memoryBytes > Self.maximumAppendedMemoryBytes {
       return Save(kind: .snapshot(ledger), records: ledger.entries.count)
     }
@@ -55,7 +55,7 @@ struct LedgerJournal: Sendable {
     case .snapshot(let written):
       // Entries changed after the snapshot was taken stay pending.
       changes = changes.filter { key, entry in written[key] != entry }
-      needsSnapshot = written.epoch != ledger.epoch
+      needsSnapshot = written.epoch != ledger.epoch || written.incarnation != ledger.incarnation
       clockMoved = written.clock != ledger.clock
     case .append(let written, let clock):
       changes = changes.filter { key, entry in written[key] != .some(entry) }

@@ -26,26 +26,6 @@ struct MergeMemory: Sendable, Equatable {
   }
 }
 
-extension LedgerEntry {
-  /// Every write the agreed state includes: from the memory, else the agreed write alone.
-  var versions: VersionVector {
-    memory?.versions ?? VersionVector(dot: stamp)
-  }
-
-  /// The writes the agreed state's record says it includes.
-  var recordVersions: VersionVector {
-    memory?.record ?? VersionVector(dot: stamp)
-  }
-
-  /// The agreed state as a merge sees it, when the local value is the agreed one.
-  func mergeState(local: PropertyListValue?, strategy: MergeStrategy) -> MergeState {
-    MergeState(
-      value: local, versions: versions,
-      data: memory?.data ?? .implied(by: stamp, value: local, strategy: strategy), stamp: stamp)
-  }
-
-}
-
 extension LedgerCodec {
   /// Appends a memory: marker 3, the versions, the record's, then the data. (Markers 1
   /// and 2 were earlier builds' memories, which a reader skips.)
@@ -96,7 +76,7 @@ extension LedgerCodec {
 
   /// A value as a one-element binary property list (a top-level scalar is not portable),
   /// or a 0 marker for none.
-  private static func appendValue(_ value: PropertyListValue?, to bytes: inout [UInt8]) {
+  static func appendValue(_ value: PropertyListValue?, to bytes: inout [UInt8]) {
     guard let value,
       let data = try? PropertyListSerialization.data(
         fromPropertyList: [value.foundationValue], format: .binary, options: 0)
@@ -182,7 +162,7 @@ extension ByteReader {
     return versions
   }
 
-  private mutating func value() throws(LedgerError) -> PropertyListValue? {
+  mutating func value() throws(LedgerError) -> PropertyListValue? {
     guard try byte() == 1 else { return nil }
     let length = try word()
     guard length <= UInt64(bytes.count - position) else { throw LedgerError.corrupt("truncated value") }

@@ -6,9 +6,10 @@ import Foundation
 ///
 /// One bookkeeping key per synced key, `Zephyr.agreed.<key>`, never synced:
 /// `["v", generation, origin, fingerprint]` for a value, `["d", generation, origin]` for
-/// a delete, and for a key merged by a strategy its ``MergeMemory`` as data after them
-/// (without it, a process merging from another's state would take every element for that
-/// state's write). Only settled states are kept (never a pull written ahead).
+/// a delete, and for a key merged by a strategy its whole state (``ReplicaState``) after
+/// them: a process that takes another's agreement takes the state its value shows, so it
+/// never mistakes what the other process merged for an edit of its own. Only settled
+/// states are kept (never a merge written ahead).
 enum SharedAgreement {
   static let prefix = "Zephyr.agreed."
 
@@ -16,12 +17,7 @@ enum SharedAgreement {
 
   static func encode(_ entry: LedgerEntry) -> PropertyListValue {
     let stamp: [PropertyListValue] = [.integer(Int64(entry.generation)), .string(entry.origin)]
-    var memory: [PropertyListValue] = []
-    if let remembered = entry.memory {
-      var bytes: [UInt8] = []
-      LedgerCodec.appendMemory(remembered, to: &bytes)
-      memory = [.data(Data(bytes))]
-    }
+    let memory: [PropertyListValue] = entry.state.map { [.array($0.encodedFields)] } ?? []
     switch entry.agreed {
     case .value(let fingerprint):
       return .array([.string("v")] + stamp + [.integer(Int64(bitPattern: fingerprint.rawValue))] + memory)
@@ -30,8 +26,8 @@ enum SharedAgreement {
     }
   }
 
-  /// The entry `value` holds; `nil` for anything else (garbage is ignored, and a memory
-  /// that does not read is left out).
+  /// The entry `value` holds; `nil` for anything else (garbage is ignored, and a state
+  /// that does not read is left out). An earlier build's memory is read, to be upgraded.
   static func decode(_ value: PropertyListValue?) -> LedgerEntry? {
     guard case .array(let fields)? = value, fields.count >= 3, case .string(let kind) = fields[0],
       case .integer(let generation) = fields[1], generation >= 1, UInt64(generation) <= Generation.maximum,
@@ -55,6 +51,8 @@ enum SharedAgreement {
     switch rest.first {
     case nil:
       break
+    case .array(let fields)? where rest.count == 1:
+      if case .success(let state) = ReplicaState.decode(fields) { entry.state = state }
     case .data(let data)? where rest.count == 1:
       var reader = ByteReader(bytes: [UInt8](data), position: 0)
       if let memory = try? reader.memory(), reader.isAtEnd { entry.memory = memory }

@@ -73,29 +73,23 @@ extension EngineState {
         debug("skip \(key): \(reason)")
       case .adopt(let stamp):
         budget.record(key, storeValue: batch.remote[key])
-        var entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(batch.local[key]))
-        entry.memory = memory(
-          of: key,
-          agreeingOn: storeState(
-            of: key, batch.remote[key], stamp: stamp,
-            content: batch.local[key].map { .value($0) } ?? .deleted(plan.now)),
-          adopting: .some(batch.local[key]))
-        setLedger(key, entry)
+        setLedger(key, LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(batch.local[key])))
         debug("adopt \(key) g\(stamp.generation) (same value on both sides)")
-      case .push(let generation, let value, let reason, let merging):
-        let write = plannedPush(
-          key, stamp: Stamp(generation: generation, origin: deviceID), value: value,
-          merged: reason.writesLocally ? value.map { .value($0) } ?? .deleted(plan.now) : nil, merging: merging)
+      case .push(let generation, let value, let reason):
+        let merged: SyncRecord.Content? = reason.writesLocally ? value.map { .value($0) } ?? .deleted(plan.now) : nil
+        let write = PlannedRecord(stamp: Stamp(generation: generation, origin: deviceID), value: value, merged: merged)
         planRecord(key, write, before: batch.local[key], remote: batch.remote[key], reason: reason, &plan)
       case .republish(let stamp, let value, let reason):
         // A republished foreign value (empty origin) goes out as this device's write.
         let origin = stamp.origin.isEmpty ? deviceID : stamp.origin
-        let write = plannedRepublish(
-          key, stamp: Stamp(generation: max(stamp.generation, 1), origin: origin), value: value)
+        let write = PlannedRecord(
+          stamp: Stamp(generation: max(stamp.generation, 1), origin: origin), value: value, merged: nil)
         planRecord(key, write, before: batch.local[key], remote: batch.remote[key], reason: reason, &plan)
       case .pull(let stamp, let content, let reason):
         budget.record(key, storeValue: batch.remote[key])
         planPull(key, stamp: stamp, content: content, reason: reason, batch: batch, &plan)
+      case .merge(let merge):
+        planMerge(key, merge, batch: batch, &plan)
       }
     }
     return plan
@@ -109,10 +103,7 @@ extension EngineState {
   ) {
     let (stamp, value) = (write.stamp, write.value)
     let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(plan.now)
-    var syncRecord = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content)
-    syncRecord.history = write.versions
-    syncRecord.mergeData = write.data
-    let record = syncRecord.encoded
+    let record = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
     let size = PropertyListValue.storeSize(key: key, value: record)
     if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
       refuse(key, refusal)
@@ -123,8 +114,7 @@ extension EngineState {
     }
     // Counted now, so the next planned write of the batch is checked against it too.
     budget.record(key, storeValue: record)
-    var entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(value))
-    entry.memory = write.memory
+    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(value))
     if write.merged != nil {
       // The merged value also goes to UserDefaults: written ahead like a pull.
       setLedger(key, entry.writtenAhead(replacing: before, previous: ledger[key]))
@@ -151,8 +141,7 @@ extension EngineState {
       return
     }
     plan.pulls += 1
-    var entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content))
-    entry.memory = memory(of: key, agreeingOn: storeState(of: key, batch.remote[key], stamp: stamp, content: content))
+    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content))
     let log = LogLine(
       "pull \(key) g\(stamp.generation) ", value: content.logDescription, isValue: content.value != nil,
       " (\(reason.rawValue))")
@@ -195,15 +184,14 @@ extension LedgerEntry {
     ahead.pendingPull = PendingPull(
       localBefore: Agreed(before),
       previous: previous.map {
-        Previous(generation: $0.generation, agreed: $0.agreed, origin: $0.origin, memory: $0.memory)
+        Previous(generation: $0.generation, agreed: $0.agreed, origin: $0.origin, state: $0.state)
       })
     return ahead
   }
 
   /// The entry a pending pull falls back to.
   init(previous: Previous) {
-    self.init(generation: previous.generation, agreed: previous.agreed, origin: previous.origin)
-    memory = previous.memory
+    self.init(generation: previous.generation, agreed: previous.agreed, origin: previous.origin, state: previous.state)
   }
 }
 

@@ -103,60 +103,9 @@ extension MergeStrategy {
   }
 }
 
-extension PropertyListValue {
-  /// An array's items; `nil` for another kind.
-  var arrayItems: [PropertyListValue]? {
-    if case .array(let items) = self { items } else { nil }
-  }
-
-  /// A dictionary's entries; `nil` for another kind.
-  var dictionaryEntries: [String: PropertyListValue]? {
-    if case .dictionary(let entries) = self { entries } else { nil }
-  }
-}
-
 // MARK: In a record
 
 extension MergeData {
-  /// The data as a record's sixth field, with stamps as an index into `origins` (the
-  /// record's origin first, then its history's) and a generation; `nil` when it is
-  /// implied by the record (see ``implied(by:value:strategy:)``):
-  /// - siblings: `[[index, generation, value?], …]` (no value: a delete);
-  /// - elements: data, per element of the value in order, a count then its stamps;
-  /// - entries: `[[key, index, generation, value?], …]`, every sibling of every entry,
-  ///   the value left out where it is the entry's value in the record.
-  func encoded(for record: SyncRecord, origins: [String]) -> PropertyListValue? {
-    guard self != .implied(by: record.stamp, value: record.content.value, family: family) else { return nil }
-    // Every stamp's origin is among `origins`: a record's versions include every write its
-    // data names (``SyncRecord/encoded`` makes sure).
-    let index = Dictionary(origins.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
-    func code(_ stamp: Stamp) -> [PropertyListValue] {
-      [.integer(Int64(index[stamp.origin] ?? 0)), .integer(Int64(stamp.generation))]
-    }
-    switch self {
-    case .siblings(let siblings):
-      return .array(siblings.map { .array(code($0.stamp) + ($0.value.map { [$0] } ?? [])) })
-    case .elements(let elements):
-      var numbers: [UInt64] = []
-      for item in record.content.value?.arrayItems ?? [] {
-        let stamps = elements[item.fingerprint] ?? [record.stamp]
-        numbers.append(UInt64(stamps.count))
-        for stamp in stamps { numbers += [UInt64(index[stamp.origin] ?? 0), stamp.generation] }
-      }
-      return .data(Varint.encode(numbers))
-    case .entries(let entries):
-      let shown = record.content.value?.dictionaryEntries ?? [:]
-      var list: [PropertyListValue] = []
-      for key in entries.keys.sorted() {
-        for sibling in entries[key] ?? [] {
-          let value = sibling.value.flatMap { $0 == shown[key] ? nil : $0 }
-          list.append(.array([.string(key)] + code(sibling.stamp) + (value.map { [$0] } ?? [])))
-        }
-      }
-      return .array(list)
-    }
-  }
-
   /// Reads a record's sixth field; a reason when it does not fit the record: stamps must
   /// name the record's origins and be included in its versions.
   static func decode(

@@ -73,19 +73,17 @@ enum SyncAction: Sendable, Equatable {
     case cloudHistory = "cloud history beats never-synced device"
     case foreignWrite = "foreign write"
     case mergedByStrategy = "merged by strategy"
-    case strategyKeptLocal = "merged by strategy: local already holds both"
-    case strategyKeptRemote = "merged by strategy: remote already holds both"
+    case upgradedRecord = "record upgraded to the state format"
 
     /// Whether the pushed value is new to this device too, and is written locally.
-    var writesLocally: Bool { self == .resolverMerged || self == .mergedByStrategy }
+    var writesLocally: Bool { self == .resolverMerged }
   }
 
   /// Nothing to do, and no store write.
   case none
   /// Write `value` to the store as this device's write at `generation`, a tombstone when
-  /// `value` is `nil` (and write it locally too, for a merged value). `merging` is the
-  /// merged state a strategy made; `nil` for an edit made from the agreed state alone.
-  case push(generation: UInt64, value: PropertyListValue?, reason: Reason, merging: MergedPush? = nil)
+  /// `value` is `nil` (and write it locally too, for a resolver's merged value).
+  case push(generation: UInt64, value: PropertyListValue?, reason: Reason)
   /// Write the agreed state to the store again, under its own stamp: the store lost it.
   case republish(stamp: Stamp, value: PropertyListValue?, reason: Reason)
   /// Apply the store's content locally; the ledger takes the record's stamp.
@@ -94,23 +92,9 @@ enum SyncAction: Sendable, Equatable {
   case adopt(stamp: Stamp)
   /// Leave the key alone and report why.
   case skip(reason: String)
-}
-
-/// What a strategy's merge pushes beside its value: every write it includes, and what it
-/// is made of.
-struct MergedPush: Sendable, Equatable {
-  var versions: VersionVector
-  var data: MergeData
-
-  /// What an edit to `value`, written at `stamp` from the agreed state `ledger`, pushes
-  /// (see ``MergeState/edit(_:at:versions:kept:store:strategy:)``).
-  static func edit(
-    _ value: PropertyListValue?, at stamp: Stamp, from ledger: LedgerEntry?, strategy: MergeStrategy
-  ) -> MergedPush {
-    let edit = MergeState.edit(
-      value, at: stamp, versions: ledger?.versions ?? VersionVector(), kept: ledger?.memory?.data, strategy: strategy)
-    return MergedPush(versions: edit.versions, data: edit.data)
-  }
+  /// A key merged by a strategy: hold the joined state, and write what the store or
+  /// `UserDefaults` lacks of it.
+  case merge(StrategyMerge)
 }
 
 /// The merge rules of DESIGN §4, as one pure function per key.
@@ -128,7 +112,9 @@ enum Reconciler {
 
   /// Decides one key from the raw store value: classifies it (a record, foreign, broken,
   /// of a newer format, or with a generation too far above the agreed one to be
-  /// believed), then applies the rules.
+  /// believed), then applies the rules: ``StrategyReconciler`` for a key merged by a
+  /// strategy (the store's record says so, or the ledger's cached state, or the
+  /// declaration), the last-writer-wins rules below for the others.
   ///
   /// `ownOrigin` is this device's id when its ledger may be older than what it wrote (the
   /// ledger could not be saved, or its file was missing or damaged at launch while the
@@ -142,43 +128,38 @@ enum Reconciler {
   static func decide(
     key: String, local: PropertyListValue?, storeValue: PropertyListValue?, ledger: LedgerEntry?,
     policy: MismatchPolicy, resolver: ConflictResolver? = nil, ownOrigin: String? = nil, clock: UInt64 = 0,
-    strategy: MergeStrategy = .lastWriterWins, deviceID: String = ""
+    strategy: MergeStrategy = .lastWriterWins, deviceID: String = "", replicaID: String? = nil,
+    takingStore: Bool = false
   ) -> Decision {
     var remote = RemoteState(storeValue: storeValue)
-    if case .record(let record) = remote,
-      let reason = Generation.implausibility(of: record.generation, agreed: max(ledger?.generation ?? 0, clock))
-    {
+    let agreed = max(ledger?.generation ?? 0, clock)
+    if let stamp = remote.stamp, let reason = Generation.implausibility(of: stamp.generation, agreed: agreed) {
       remote = .malformed(reason: reason)
-    }
-    var ledger = ledger
-    if let ownOrigin, case .record(let record) = remote, record.origin == ownOrigin, local != nil,
-      ledger.map({ record.stamp > $0.stamp }) ?? true
-    {
-      var regained = LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content))
-      if !strategy.isLastWriterWins {
-        // The record's writes and parts are the regained state's.
-        let state = MergeState(record: record, strategy: strategy)
-        regained.memory = MergeMemory(versions: state.versions, record: state.versions, data: state.data)
-      }
-      if regained.agrees(with: local) { return Decision(action: .adopt(stamp: record.stamp)) }
-      ledger = regained
     }
     let problem: RefusalReason? =
       switch remote {
       case .malformed(let reason): .malformedRecord(reason)
       case .unsupported(let version): .unsupportedFormat(version)
-      case .absent, .record, .foreign: nil
+      case .absent, .record, .replica, .foreign: nil
       }
-    var action = decide(
-      key: key, local: local, remote: remote, ledger: ledger, policy: policy, resolver: resolver, clock: clock,
-      strategy: strategy, deviceID: deviceID)
-    // A strategy key's edit goes out with the state it was made from (the ledger entry
-    // decided with, which may be one regained from the store above).
-    if !strategy.isLastWriterWins, case .push(let generation, let value, let reason, nil) = action {
-      action = .push(
-        generation: generation, value: value, reason: reason,
-        merging: .edit(value, at: Stamp(generation: generation, origin: deviceID), from: ledger, strategy: strategy))
+    if let kind = remote.replicaKind ?? ledger?.state?.kind ?? ReplicaKind(strategy) {
+      var decision = StrategyReconciler.decide(
+        StrategyReconciler.Input(
+          key: key, local: local, remote: remote, ledger: ledger, declared: strategy, kind: kind,
+          replicaID: replicaID ?? deviceID, deviceID: deviceID, clock: clock, takingStore: takingStore))
+      decision.problem = decision.problem ?? problem
+      return decision
     }
+    var ledger = ledger
+    if let ownOrigin, case .record(let record) = remote, record.origin == ownOrigin, local != nil,
+      ledger.map({ record.stamp > $0.stamp }) ?? true
+    {
+      let regained = LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content))
+      if regained.agrees(with: local) { return Decision(action: .adopt(stamp: record.stamp)) }
+      ledger = regained
+    }
+    let action = decide(
+      key: key, local: local, remote: remote, ledger: ledger, policy: policy, resolver: resolver, clock: clock)
     return Decision(action: action, problem: problem)
   }
 
@@ -189,9 +170,7 @@ enum Reconciler {
     ledger: LedgerEntry?,
     policy: MismatchPolicy,
     resolver: ConflictResolver? = nil,
-    clock: UInt64 = 0,
-    strategy: MergeStrategy = .lastWriterWins,
-    deviceID: String = ""
+    clock: UInt64 = 0
   ) -> SyncAction {
     let record: SyncRecord?
     switch remote {
@@ -202,18 +181,15 @@ enum Reconciler {
     case .record(let stored):
       record = stored
     case .foreign(let value):
-      // For a strategy key a foreign value's write is named after the value: each device
-      // reads it at a generation of its own, so one shared empty origin would make two
-      // different foreign values look like one writer's earlier and later writes.
-      var foreign = foreignRecord(value, ledger: ledger)
-      if !strategy.isLastWriterWins, foreign.origin.isEmpty { foreign.origin = foreignOrigin(of: value) }
-      record = foreign
+      record = foreignRecord(value, ledger: ledger)
+    case .replica:
+      // Routed to the strategy rules before this point.
+      return .skip(reason: "a strategy key's record reached the last-writer-wins rules")
     }
 
     let agreedGeneration = ledger?.generation ?? 0
-    // Lamport: this device's next write is numbered above everything it wrote or read
-    // (for a strategy key, above every write its agreed state includes too).
-    let floor = max(agreedGeneration, clock, record?.generation ?? 0, ledger?.memory?.versions.maximum ?? 0)
+    // Lamport: this device's next write is numbered above everything it wrote or read.
+    let floor = max(agreedGeneration, clock, record?.generation ?? 0)
     // A key with no history counts as changed when present.
     let localChanged = isLocallyChanged(local, ledger: ledger)
 
@@ -233,12 +209,6 @@ enum Reconciler {
     guard let ledger else {
       if local == nil { return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer) }
       if sameState { return .adopt(stamp: record.stamp) }
-      // A strategy merges a never-synced value with the cloud's instead of dropping it.
-      if !strategy.isLastWriterWins {
-        return mergeByStrategy(
-          key: key, local: local, localChanged: true, record: record, ledger: nil, strategy: strategy, floor: floor,
-          deviceID: deviceID)
-      }
       if remote.isForeign {
         // A foreign value meets a never-synced local value: a plain conflict.
         return resolveConflict(
@@ -255,19 +225,6 @@ enum Reconciler {
     // An agreed foreign value (empty origin) has no place in that order: each device read
     // it at a generation of its own, one above its own history. Any Zephyr record with
     // other content is then news, never a lost write to publish again over it.
-    if !strategy.isLastWriterWins {
-      // An edit made over another record of the agreed value is merged with that record
-      // too: its writes and parts are news the edit must carry.
-      if !ledger.agrees(with: record.content) || (record.stamp != ledger.stamp && localChanged) {
-        return decideByVersions(
-          key: key, local: local, localChanged: localChanged, record: record, ledger: ledger, strategy: strategy,
-          floor: floor, deviceID: deviceID)
-      }
-      // The agreed value under another record: adopted, and what that record is made of
-      // joins this device's memory (no write: what this device knows beyond it goes out
-      // with its next write).
-      if record.stamp != ledger.stamp, !localChanged { return .adopt(stamp: record.stamp) }
-    }
     let remoteChanged: Bool
     if ledger.agrees(with: record.content) {
       remoteChanged = false
@@ -298,83 +255,10 @@ enum Reconciler {
     }
   }
 
-  /// A key merged by a strategy whose store state differs from the agreed one, decided by
-  /// which writes each includes (``VersionVector``): a record made after the agreed
-  /// state is taken (unless the key was edited since: then merged with the edit); one
-  /// made before it means the store lost a later state, which is published again; one
-  /// made alongside it is merged (see ``MergeData``).
-  private static func decideByVersions(
-    key: String, local: PropertyListValue?, localChanged: Bool, record: SyncRecord, ledger: LedgerEntry,
-    strategy: MergeStrategy, floor: UInt64, deviceID: String
-  ) -> SyncAction {
-    switch ledger.versions.order(of: record.versions) {
-    case .before:
-      return localChanged
-        ? .push(generation: Generation.next(after: floor), value: local, reason: .localEdit)
-        : .republish(stamp: ledger.stamp, value: local, reason: .storeLostWrite)
-    case .after where !localChanged || LedgerEntry.Agreed(local) == LedgerEntry.Agreed(record.content):
-      // (A local value that is a later state's is that state, written here by another
-      // process on a shared suite.)
-      return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer)
-    case .after, .same, .concurrent:
-      return mergeByStrategy(
-        key: key, local: local, localChanged: localChanged, record: record, ledger: ledger, strategy: strategy,
-        floor: floor, deviceID: deviceID)
-    }
-  }
-
-  /// Merges this device's state (its local edit, or its agreed state) with the store's.
-  /// A merge of the agreed state that holds nothing the store's state lacks takes that
-  /// state; any other is pushed as a new write (and written locally when its value is
-  /// new here), including both sides' writes, so that every device takes it as their
-  /// successor.
-  private static func mergeByStrategy(
-    key: String, local: PropertyListValue?, localChanged: Bool, record: SyncRecord, ledger: LedgerEntry?,
-    strategy: MergeStrategy, floor: UInt64, deviceID: String
-  ) -> SyncAction {
-    if case .custom = strategy { LockAudit.assertNoLockHeld(calling: "a custom merge strategy") }
-    let next = Generation.next(after: floor)
-    let stamp = Stamp(generation: next, origin: deviceID)
-    let theirs = MergeState(record: record, strategy: strategy)
-    let mine: MergeState
-    if let ledger, !localChanged {
-      mine = ledger.mergeState(local: local, strategy: strategy)
-    } else {
-      // An edit made over another record of the agreed value, one that hides nothing
-      // behind that value, was made over that record too: it includes that record's writes
-      // (a removal removes what either held). A record whose value hides a concurrent
-      // write (a sibling) was not seen whole, and is merged with the edit instead.
-      var base = ledger?.versions ?? VersionVector()
-      if let ledger, ledger.agrees(with: record.content), theirs.showsAllItHolds {
-        base = base.joined(with: record.versions)
-      }
-      mine = .edit(local, at: stamp, versions: base, kept: ledger?.memory?.data, store: theirs, strategy: strategy)
-    }
-    let merged = strategy.merge(key: key, mine, theirs)
-    var versions = mine.versions.joined(with: theirs.versions)
-    versions.include(stamp)
-    let state = MergeState(value: merged.value, versions: versions, data: merged.data, stamp: stamp)
-    // A local edit is news even when the merge holds nothing else (a removal of elements
-    // the store's state never had): its write must reach the other devices.
-    if !localChanged, state.holdsTheSame(as: theirs) {
-      return .pull(stamp: record.stamp, content: record.content, reason: .strategyKeptRemote)
-    }
-    let kept = LedgerEntry.Agreed(merged.value) == LedgerEntry.Agreed(local)
-    return .push(
-      generation: next, value: merged.value, reason: kept ? .strategyKeptLocal : .mergedByStrategy,
-      merging: MergedPush(versions: state.versions, data: state.data))
-  }
-
   /// Whether the local state differs from the agreed one; with no history, whether the
   /// key is present.
   static func isLocallyChanged(_ local: PropertyListValue?, ledger: LedgerEntry?) -> Bool {
     ledger.map { !$0.agrees(with: local) } ?? (local != nil)
-  }
-
-  /// The origin a strategy key's foreign value is read under: `~` and the value's
-  /// fingerprint, the same on every device.
-  static func foreignOrigin(of value: PropertyListValue) -> String {
-    "~" + String(value.fingerprint.rawValue, radix: 16)
   }
 
   /// A foreign value read as a record with the empty origin: at the agreed stamp when it
@@ -413,5 +297,19 @@ extension RemoteState {
   var isForeign: Bool {
     if case .foreign = self { return true }
     return false
+  }
+
+  /// The stamp of a record's write; `nil` for other values.
+  var stamp: Stamp? {
+    switch self {
+    case .record(let record): record.stamp
+    case .replica(let record): record.stamp
+    case .absent, .foreign, .malformed, .unsupported: nil
+    }
+  }
+
+  /// The strategy a record of the state format names.
+  var replicaKind: ReplicaKind? {
+    if case .replica(let record) = self { record.state.kind } else { nil }
   }
 }

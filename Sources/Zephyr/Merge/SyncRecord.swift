@@ -68,26 +68,19 @@ struct SyncRecord: Sendable, Equatable {
   /// extensions, and reinstalls, each with an id of its own) than one person has.
   static let maximumHistoryEntries = 1_024
 
-  /// The record as the store holds it.
+  /// The record as the store holds it: a last-writer-wins record, four fields. (Keys
+  /// merged by a strategy are written as a ``ReplicaRecord``; the fifth and sixth fields
+  /// are only ever read, from records of earlier builds, to be upgraded.)
   var encoded: PropertyListValue {
-    var fields: [PropertyListValue] = [
-      .string(content.value == nil ? Self.tombstoneTag : Self.valueTag), .integer(Int64(generation)),
-      .string(origin),
-    ]
-    switch content {
-    case .value(let value): fields.append(value)
-    case .deleted(let date): fields.append(.date(date))
-    }
-    // The versions include every write the data names (a record is read only so).
-    var included = history
-    for stamp in mergeData?.stamps ?? [] { included.include(stamp) }
-    let others = included.entries(excluding: origin)
-    let data = mergeData?.encoded(for: self, origins: [origin] + others.map(\.origin))
-    if !others.isEmpty || data != nil {
-      fields.append(.array(others.flatMap { [.string($0.origin), .integer(Int64($0.generation))] }))
-    }
-    if let data { fields.append(data) }
-    return .array(fields)
+    let content: PropertyListValue =
+      switch content {
+      case .value(let value): value
+      case .deleted(let date): .date(date)
+      }
+    return .array([
+      .string(self.content.value == nil ? Self.tombstoneTag : Self.valueTag), .integer(Int64(generation)),
+      .string(origin), content,
+    ])
   }
 }
 
@@ -132,8 +125,10 @@ enum Generation {
 enum RemoteState: Sendable, Equatable {
   /// The store has no value for the key. Absence tells nothing: it is never a delete.
   case absent
-  /// A valid Zephyr record.
+  /// A valid Zephyr record of the first format (`z1`).
   case record(SyncRecord)
+  /// A valid record of a key merged by a strategy (`z2`): its whole merge state.
+  case replica(ReplicaRecord)
   /// A value that is not a record: written by Zephyr 4 or by app code directly.
   case foreign(PropertyListValue)
   /// Record-shaped but broken; treated as absent, and reported.
@@ -153,11 +148,18 @@ enum RemoteState: Sendable, Equatable {
       self = .foreign(storeValue)
       return
     }
-    guard version == SyncRecord.formatVersion else {
+    switch version {
+    case SyncRecord.formatVersion:
+      self = RemoteState.decode(tag: tag, fields: fields)
+    case ReplicaRecord.formatVersion where tag == ReplicaRecord.tag:
+      switch ReplicaRecord.decode(fields) {
+      case .success(let record): self = .replica(record)
+      case .failure(let error) where error.unknownKind != nil: self = .unsupported(version: "\(tag) \(error.reason)")
+      case .failure(let error): self = .malformed(reason: error.reason)
+      }
+    default:
       self = .unsupported(version: tag)
-      return
     }
-    self = RemoteState.decode(tag: tag, fields: fields)
   }
 
   /// `"z1"` → 1, `"z12d"` → 12; `nil` when the tag is not a record tag.

@@ -62,6 +62,11 @@ struct VersionVector: Sendable, Hashable, CustomStringConvertible {
     return joined
   }
 
+  /// Whether the write at `stamp` is among these.
+  func includes(_ stamp: Stamp) -> Bool {
+    self[stamp.origin] >= stamp.generation
+  }
+
   /// Whether every write of `self` is in `other`.
   func isIncluded(in other: VersionVector) -> Bool {
     entries.allSatisfy { origin, generation in generation <= other[origin] }

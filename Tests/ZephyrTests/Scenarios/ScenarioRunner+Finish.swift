@@ -20,6 +20,14 @@ extension ScenarioRunner {
       case .foreign(let value): expected = value
       case .record(let record):
         if case .value(let value) = record.content { expected = value } else { expected = nil }
+      case .replica(let record):
+        let value = record.state.value(strategy: scenario.strategies[key]?.merge ?? .lastWriterWins, key: key)
+        state[key] = value
+        for (name, values) in locals where !record.state.shows(values[key], merged: value) {
+          problems.append(
+            "\(key): server \(value?.logDescription ?? "deleted"), \(name) \(values[key]?.logDescription ?? "deleted")")
+        }
+        continue
       case .malformed, .unsupported:
         problems.append("server holds an unreadable \(key)")
         continue

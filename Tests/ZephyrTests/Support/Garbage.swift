@@ -17,6 +17,10 @@ enum Garbage {
     case record(value: PropertyListValue?)
     /// A record with merge data: valid, or malformed when the data breaks its rules.
     case recordOrMalformed(value: PropertyListValue?)
+    /// A record of a strategy key's state (`z2`): valid (merged by its strategy, or refused
+    /// when the strategy cannot merge the local value), or malformed; its rules are
+    /// checked by ReplicaStateTests.
+    case state
 
     var description: String {
       switch self {
@@ -25,6 +29,7 @@ enum Garbage {
       case .unsupported(let tag): "unsupported \(tag)"
       case .record(let value): "record \(value?.logDescription ?? "tombstone")"
       case .recordOrMalformed(let value): "record \(value?.logDescription ?? "tombstone") or malformed"
+      case .state: "state record or malformed"
       }
     }
   }
@@ -43,6 +48,7 @@ enum Garbage {
     guard case .array(let fields) = value, case .string(let tag)? = fields.first,
       let version = version(ofTag: tag)
     else { return .foreign }
+    if version == 2, tag == "z2" { return .state }
     guard version == 1 else { return .unsupported(tag: tag) }
     guard (4...6).contains(fields.count) else { return .malformed }
     guard case .integer(let generation) = fields[1], (1...believableGeneration).contains(generation) else {

@@ -1,0 +1,121 @@
+import Foundation
+
+/// What one store key holds for a key merged by a strategy: the write that put it there
+/// (a generation and the writing device) and the key's whole merge state, tagged with
+/// the strategy that merges it.
+///
+/// ```
+/// ["z2", 9, "k3f9qa", "set", ["b7d2mx.x1", "k3f9qa.q7"], <versions>, [[0, 7, "a", "b"], [1, 9, "c"]]]
+/// ```
+///
+/// 1. the format tag `z2`;
+/// 2. the generation of the write (its Lamport number) and 3. the device that made it;
+/// 4. the strategy (``ReplicaKind``): any device merges the key by it, whether or not it
+///    has used the key yet;
+/// 5. the writers the state has seen (replica ids), sorted, and 6. per writer, the
+///    generation of its latest write seen, as unsigned LEB128 numbers in one `Data`;
+/// 7. the groups, oldest write first: the writer's index in 5, the generation of the
+///    write, then the parts it added that are still held (elements; `[key, value]`
+///    entries; or one value). A collection's group with no part is a write of an empty
+///    collection (so the key reads as empty, not deleted).
+///
+/// The value is not stored beside the state: it is the state's (``ReplicaState/value(strategy:key:resolving:)``),
+/// so a set of 25,000 elements is stored once.
+struct ReplicaRecord: Sendable, Equatable {
+  var stamp: Stamp
+  var state: ReplicaState
+
+  static let tag = "z2"
+  static let formatVersion = 2
+
+  /// The record as the store holds it.
+  var encoded: PropertyListValue {
+    .array([.string(Self.tag), .integer(Int64(stamp.generation)), .string(stamp.origin)] + state.encodedFields)
+  }
+
+  /// Reads a record whose tag is `z2`; a reason when it is broken.
+  static func decode(_ fields: [PropertyListValue]) -> Result<ReplicaRecord, ReplicaDecodingError> {
+    guard fields.count == 7 else {
+      return .failure(ReplicaDecodingError(reason: "record has \(fields.count) fields, expected 7"))
+    }
+    guard case .integer(let generation) = fields[1], generation >= 1, UInt64(generation) <= Generation.maximum else {
+      return .failure(ReplicaDecodingError(reason: "generation is not an integer in 1...\(Generation.maximum)"))
+    }
+    guard case .string(let origin) = fields[2], !origin.isEmpty, origin.count <= SyncRecord.maximumOriginLength else {
+      return .failure(ReplicaDecodingError(reason: "origin is not a short string"))
+    }
+    return ReplicaState.decode(Array(fields[3...])).map {
+      ReplicaRecord(stamp: Stamp(generation: UInt64(generation), origin: origin), state: $0)
+    }
+  }
+}
+
+/// Why a replicated state does not read.
+struct ReplicaDecodingError: Error, Equatable {
+  var reason: String
+  /// Set when the state names a strategy this build does not know (a newer Zephyr's).
+  var unknownKind: String?
+}
+
+extension ReplicaState {
+  /// The state as four property-list fields: the kind, the writers, their generations,
+  /// the groups (see ``ReplicaRecord``). Also how the ledger caches it.
+  var encodedFields: [PropertyListValue] {
+    let writers = context.sortedEntries
+    let index = Dictionary(uniqueKeysWithValues: writers.enumerated().map { ($1.origin, $0) })
+    let list: [PropertyListValue] = dots.map { dot in
+      .array([.integer(Int64(index[dot.origin] ?? 0)), .integer(Int64(dot.generation))] + (groups[dot] ?? []))
+    }
+    return [
+      .string(kind.rawValue), .array(writers.map { .string($0.origin) }),
+      .data(Varint.encode(writers.map(\.generation))), .array(list),
+    ]
+  }
+
+  /// The most writers a state may name: far more devices (and app extensions, and
+  /// reinstalls, each with an id of its own) than one person has.
+  static let maximumWriters = 4_096
+
+  /// Reads ``encodedFields``. Every group must name a known writer, at a generation its
+  /// context includes, once, and hold parts of the kind's shape.
+  static func decode(_ fields: [PropertyListValue]) -> Result<ReplicaState, ReplicaDecodingError> {
+    func broken(_ reason: String) -> Result<ReplicaState, ReplicaDecodingError> {
+      .failure(ReplicaDecodingError(reason: reason))
+    }
+    guard fields.count == 4, case .string(let name) = fields[0] else { return broken("state has no strategy") }
+    guard let kind = ReplicaKind(rawValue: name) else {
+      return .failure(ReplicaDecodingError(reason: "unknown strategy \"\(name.prefix(40))\"", unknownKind: name))
+    }
+    guard case .array(let names) = fields[1], names.count <= maximumWriters, case .data(let numbers) = fields[2],
+      let generations = Varint.decode(numbers), generations.count == names.count
+    else { return broken("state writers do not match their generations") }
+    var context = VersionVector()
+    var origins: [String] = []
+    for (name, generation) in zip(names, generations) {
+      guard case .string(let origin) = name, !origin.isEmpty, origin.count <= SyncRecord.maximumOriginLength,
+        (1...Generation.maximum).contains(generation), context[origin] == 0
+      else { return broken("state writer is not a short, unique id with a generation") }
+      origins.append(origin)
+      context.include(Stamp(generation: generation, origin: origin))
+    }
+    guard case .array(let list) = fields[3] else { return broken("state groups are not a list") }
+    var groups: [Stamp: [PropertyListValue]] = [:]
+    for item in list {
+      guard case .array(let group) = item, group.count >= (kind.holdsSiblings ? 3 : 2),
+        case .integer(let index) = group[0],
+        index >= 0, index < origins.count, case .integer(let generation) = group[1], generation >= 1
+      else { return broken("state group is not a writer, a generation and parts") }
+      let dot = Stamp(generation: UInt64(generation), origin: origins[Int(index)])
+      let parts = Array(group[2...])
+      guard context.includes(dot), groups[dot] == nil else {
+        return broken("state group names a write it has not seen")
+      }
+      guard !kind.holdsSiblings || parts.count == 1 else { return broken("state sibling holds more than one value") }
+      guard kind != .dictionary || parts.allSatisfy({ entry($0) != nil }) else {
+        return broken("state entry is not a key and a value")
+      }
+      groups[dot] = parts
+    }
+    return .success(ReplicaState(kind: kind, groups: groups, context: context))
+  }
+}

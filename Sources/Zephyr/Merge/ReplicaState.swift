@@ -1,0 +1,189 @@
+import Foundation
+
+/// The whole merge state of a key merged by a ``MergeStrategy`` other than
+/// last-writer-wins: what its record in the store carries and what the ledger caches.
+///
+/// It is a state-based replicated data type of one shape for every strategy: a set of
+/// *parts*, each added by one write (its *dot*, a ``Stamp``), and the *context*, every
+/// write the state has seen (a ``VersionVector``). A part is an element (`.set`,
+/// `.union`), an entry and its value (`.dictionary`), or the value itself (`.max`,
+/// `.min`, `.custom`: the concurrent writes not yet replaced, their *siblings*). The
+/// parts one write added are kept together, as a *group*: a batch of 1,000 ids costs one
+/// dot, not 1,000.
+///
+/// The algebra:
+/// - **Join** (``joined(with:)``): a part stays when both states hold it, or when one
+///   holds it and the other has not seen its write. A part one side holds and the other
+///   has seen but no longer holds was removed there, and goes. Contexts are unioned.
+///   The join is commutative, associative and idempotent; so every device that has seen
+///   the same writes holds the same state, whatever the order it saw them in.
+/// - **Equality** is equality of states (parts with their dots, and contexts), not of
+///   values: a state that holds the same value as another but has seen other writes is
+///   another state, and is published.
+/// - **A device with no history** of a key holds the empty state (no part, empty
+///   context): it has observed no removal, so its first write only adds parts.
+/// - **An edit** (``edited(to:dot:)``) removes the parts it no longer shows (the device
+///   saw them: their dots are in its context) and adds what is new under a new dot.
+///
+/// A device's dots are numbered by its Lamport clock, and each process gives its writes a
+/// replica id of its own (``EngineState/replicaID``), so one id's writes of one key are
+/// made one after the other, each from a state that has seen the one before it: "the
+/// context includes `id`'s write at generation g" then means every earlier one of `id`
+/// too, and a version vector is context enough.
+struct ReplicaState: Sendable, Hashable {
+  /// How the state's parts make a value.
+  var kind: ReplicaKind
+  /// Per write, the parts it added that are still held, in the order it added them.
+  /// Every dot is in ``context``. An empty list is a *presence* mark of a collection
+  /// kind: a write of an empty collection (which is not a delete) that no later write
+  /// replaced; lists of parts never shrink to one.
+  private(set) var groups: [Stamp: [PropertyListValue]]
+  /// Every write this state has seen.
+  private(set) var context: VersionVector
+
+  /// The empty state of `kind`: no part, nothing seen. What a device with no history of
+  /// a key holds.
+  init(kind: ReplicaKind) {
+    self.init(kind: kind, groups: [:], context: VersionVector())
+  }
+
+  /// A state from its parts. Every dot joins the context; empty groups are kept as
+  /// presence marks by collection kinds, dropped by the others.
+  init(kind: ReplicaKind, groups: [Stamp: [PropertyListValue]], context: VersionVector) {
+    self.kind = kind
+    var context = context
+    var kept: [Stamp: [PropertyListValue]] = [:]
+    for (dot, parts) in groups where !parts.isEmpty || !kind.holdsSiblings {
+      kept[dot] = Self.unique(parts)
+      context.include(dot)
+    }
+    self.groups = kept
+    self.context = context
+  }
+
+  /// Every write this state and `other` hold, less what one removed after seeing it.
+  func joined(with other: ReplicaState) -> ReplicaState {
+    var groups: [Stamp: [PropertyListValue]] = [:]
+    for (dot, parts) in self.groups {
+      if let theirs = other.groups[dot] {
+        // Both saw this write: a part stays where neither removed it. Both lists keep
+        // the write's order, so the result does not depend on which side is `self`.
+        let held = Set(theirs)
+        let kept = parts.filter(held.contains)
+        // (A presence mark is empty on both sides; parts removed on both go.)
+        if !kept.isEmpty || parts.isEmpty { groups[dot] = kept }
+      } else if !other.context.includes(dot) {
+        groups[dot] = parts
+      }
+    }
+    for (dot, parts) in other.groups where self.groups[dot] == nil && !context.includes(dot) {
+      groups[dot] = parts
+    }
+    var joined = self
+    joined.groups = groups
+    joined.context = context.joined(with: other.context)
+    return joined
+  }
+
+  /// Whether every write `other` holds or has seen is in this state: joining it changes
+  /// nothing.
+  func includes(_ other: ReplicaState) -> Bool {
+    joined(with: other) == self
+  }
+
+  /// The dots, oldest first.
+  var dots: [Stamp] { groups.keys.sorted() }
+
+  /// Every part, oldest write first, in the order each write added them.
+  var parts: [(dot: Stamp, part: PropertyListValue)] {
+    dots.flatMap { dot in (groups[dot] ?? []).map { (dot, $0) } }
+  }
+
+  /// The number of parts held (an element added by two writes counts twice).
+  var partCount: Int { groups.values.reduce(0) { $0 + $1.count } }
+
+  /// About how many bytes the state takes in the ledger.
+  var estimatedBytes: Int {
+    groups.values.reduce(16 * context.entries.count) { total, parts in
+      parts.reduce(total + 16) { $0 + $1.estimatedBinaryPlistSize }
+    }
+  }
+
+  /// `parts` without repeats, in order.
+  private static func unique(_ parts: [PropertyListValue]) -> [PropertyListValue] {
+    var seen = Set<PropertyListValue>()
+    return parts.filter { seen.insert($0).inserted }
+  }
+}
+
+/// What a replicated state's parts are, and how they make a value.
+enum ReplicaKind: String, Sendable, Hashable, CaseIterable {
+  /// Elements of an array taken as a set (`.set`).
+  case set
+  /// Elements of an array, kept in the order they were first added (`.union`).
+  case union
+  /// Entries of a dictionary, each `[key, value]`; a key's latest write is its value.
+  case dictionary
+  /// Concurrent values, resolved to the largest.
+  case max
+  /// Concurrent values, resolved to the smallest.
+  case min
+  /// Concurrent values, resolved by the app's rule.
+  case custom
+
+  /// The kind a strategy merges by; `nil` for last-writer-wins.
+  init?(_ strategy: MergeStrategy) {
+    switch strategy {
+    case .lastWriterWins: return nil
+    case .set: self = .set
+    case .union: self = .union
+    case .dictionary: self = .dictionary
+    case .max: self = .max
+    case .min: self = .min
+    case .custom: self = .custom
+    }
+  }
+
+  /// Whether parts are the elements of an array.
+  var holdsElements: Bool { self == .set || self == .union }
+
+  /// Whether each write's part is a whole value (one per dot).
+  var holdsSiblings: Bool { self == .max || self == .min || self == .custom }
+
+  /// Whether `value` (or a delete) is of a kind this merges: arrays for `.set` and
+  /// `.union`, dictionaries for `.dictionary`, anything for the others.
+  func canMerge(_ value: PropertyListValue?) -> Bool {
+    guard let value else { return true }
+    switch self {
+    case .set, .union: return value.arrayItems != nil
+    case .dictionary: return value.dictionaryEntries != nil
+    case .max, .min, .custom: return true
+    }
+  }
+}
+
+extension PropertyListValue {
+  /// An array's items; `nil` for another kind.
+  var arrayItems: [PropertyListValue]? {
+    if case .array(let items) = self { items } else { nil }
+  }
+
+  /// A dictionary's entries; `nil` for another kind.
+  var dictionaryEntries: [String: PropertyListValue]? {
+    if case .dictionary(let entries) = self { entries } else { nil }
+  }
+
+  /// A short name of the value's kind, for refusals.
+  var kindName: String {
+    switch self {
+    case .string: "string"
+    case .integer, .unsignedInteger: "integer"
+    case .double: "double"
+    case .bool: "bool"
+    case .date: "date"
+    case .data: "data"
+    case .array: "array"
+    case .dictionary: "dictionary"
+    }
+  }
+}

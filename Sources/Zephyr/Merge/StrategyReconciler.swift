@@ -1,0 +1,160 @@
+import Foundation
+
+/// What a merge of a strategy key does: the state the device now holds, and the writes
+/// that bring the store and `UserDefaults` to it.
+struct StrategyMerge: Sendable, Equatable {
+  /// The joined state: cached in the ledger, and the store's record when ``push`` is set.
+  var state: ReplicaState
+  /// The stamp of the record to write, when the store lacks something of ``state``.
+  var push: Stamp?
+  /// The value to write to `UserDefaults` (`.some(nil)`: remove it), when the local value
+  /// is not the state's.
+  var local: PropertyListValue??
+  /// The ledger entry's stamp: the pushed record's, else the store's record's.
+  var agreed: Stamp
+  /// The state's value, for the decision log.
+  var value: PropertyListValue?
+  var reason: SyncAction.Reason
+}
+
+/// The merge rule of every key merged by a strategy, as one pure function: the device's
+/// state (its cached state, with the local edit applied) joined with the store's.
+///
+/// | this device | the store | action |
+/// |---|---|---|
+/// | unchanged, the store's state includes it | any | take the store's state: write the value locally if it differs |
+/// | edited, or holding writes the store lacks | any | push the join (and write it locally when the store added something) |
+/// | no history of the key | a state | join: the device's value adds to the store's, removes nothing |
+/// | after an account change or initial download, no history | a state | take the store's state (the cloud wins over writes made before it) |
+///
+/// There is no conflict and no policy: the join keeps both sides' additions and every
+/// removal made by a device that saw what it removed, whichever device merges.
+enum StrategyReconciler {
+  /// What the rule looks at.
+  struct Input {
+    var key: String
+    var local: PropertyListValue?
+    /// The store's value, classified.
+    var remote: RemoteState
+    var ledger: LedgerEntry?
+    /// The strategy the device declares for the key (a typed key's, or the configuration's).
+    var declared: MergeStrategy
+    /// How the key merges: the store record's tag, else the ledger's state, else the declaration.
+    var kind: ReplicaKind
+    /// The id this process numbers its writes under (see ``EngineState/replicaID``).
+    var replicaID: String
+    /// The device id a pushed record is stamped with.
+    var deviceID: String
+    /// The device's Lamport clock.
+    var clock: UInt64
+    /// Set after an account change or the initial download, until the key is reconciled once.
+    var takingStore: Bool
+  }
+
+  static func decide(_ input: Input) -> Reconciler.Decision {
+    let (kind, local) = (input.kind, input.local)
+    guard kind.canMerge(local) else {
+      return Reconciler.Decision(
+        action: .skip(reason: "a \(kind.rawValue) strategy cannot merge a \(input.local?.kindName ?? "value")"),
+        problem: .strategyCannotMerge(strategy: kind.rawValue, value: input.local?.kindName ?? "value"))
+    }
+    let (remote, remoteStamp, upgrading) = storeState(of: input.remote, kind: kind)
+    if case .unsupported(let version) = input.remote {
+      return Reconciler.Decision(action: .skip(reason: "store holds record format \(version), newer than this Zephyr"))
+    }
+    let base = cachedState(input.ledger, local: local, kind: kind)
+    let floor =
+      [
+        input.clock, input.ledger?.generation ?? 0, remoteStamp?.generation ?? 0, remote?.context.maximum ?? 0,
+        base?.context.maximum ?? 0,
+      ].max() ?? 0
+    let generation = Generation.next(after: floor)
+    let dot = Stamp(generation: generation, origin: input.replicaID)
+
+    if input.takingStore, input.ledger == nil, let remote {
+      return decision(input, state: remote, push: nil, agreed: remoteStamp, reason: .cloudHistory)
+    }
+    let mine: ReplicaState
+    var edited = true
+    if let base, base.shows(local, merged: base.value(strategy: input.declared, key: input.key)) {
+      mine = base
+      edited = false
+    } else if let base {
+      // The edit was made from the value the device showed. When the store's state adds
+      // nothing to that value (another device wrote the same), the edit was made from
+      // both: a removal removes what either held.
+      let seen = remote.map { base.joined(with: $0) }
+      let shown = base.value(strategy: input.declared, key: input.key)
+      let from = seen.flatMap { $0.shows(shown, merged: $0.value(strategy: input.declared, key: input.key)) ? $0 : nil }
+      mine = (from ?? base).edited(to: local, dot: dot)
+    } else if local != nil {
+      // No history: the device has seen no removal, so its value only adds.
+      mine = ReplicaState(kind: kind).edited(to: local, dot: dot)
+    } else {
+      mine = ReplicaState(kind: kind)
+      edited = false
+    }
+    let joined = remote.map { mine.joined(with: $0) } ?? mine
+    let stamp = Stamp(generation: generation, origin: input.deviceID)
+    let reason: SyncAction.Reason
+    switch remote {
+    case nil:
+      guard !joined.context.isEmpty else { return Reconciler.Decision(action: .none) }
+      reason = !edited ? .absentFromStore : input.ledger == nil ? .firstUpload : .localEdit
+    case let remote? where joined == remote:
+      return decision(
+        input, state: joined, push: upgrading ? stamp : nil, agreed: remoteStamp,
+        reason: upgrading ? .upgradedRecord : .remoteNewer)
+    case let remote?:
+      reason =
+        joined == mine
+        ? (edited ? .localEdit : .storeLostWrite)
+        : remote.includes(base ?? ReplicaState(kind: kind)) && !edited
+          ? .remoteNewer : .mergedByStrategy
+    }
+    return decision(input, state: joined, push: stamp, agreed: remoteStamp, reason: reason)
+  }
+
+  /// The store's state as a merge sees it (a first-format record or a foreign value read
+  /// as a state of `kind`), the stamp of its write, and whether it is in the first
+  /// format (then written again in the current one).
+  private static func storeState(of remote: RemoteState, kind: ReplicaKind) -> (ReplicaState?, Stamp?, Bool) {
+    switch remote {
+    case .replica(let record) where record.state.kind == kind:
+      return (record.state, record.stamp, false)
+    case .replica(let record):
+      // Only the caller's choice of kind can differ from the record's; read it as a value.
+      let value = record.state.value(strategy: .lastWriterWins, key: "", resolving: false)
+      return (value.map { ReplicaState(foreign: $0, kind: kind) }, record.stamp, true)
+    case .record(let record):
+      return (ReplicaState(legacy: record, kind: kind), record.stamp, true)
+    case .foreign(let value) where kind.canMerge(value):
+      return (ReplicaState(foreign: value, kind: kind), nil, false)
+    case .foreign, .absent, .malformed, .unsupported:
+      return (nil, nil, false)
+    }
+  }
+
+  /// The state the ledger caches for the key, when it is of `kind`; a first-format
+  /// memory upgraded; `nil` for no history.
+  private static func cachedState(_ entry: LedgerEntry?, local: PropertyListValue?, kind: ReplicaKind) -> ReplicaState?
+  {
+    guard let entry else { return nil }
+    if let state = entry.state { return state.kind == kind ? state : nil }
+    return entry.memory.flatMap { ReplicaState(legacyMemory: $0, local: local, kind: kind) }
+  }
+
+  private static func decision(
+    _ input: Input, state: ReplicaState, push: Stamp?, agreed: Stamp?, reason: SyncAction.Reason
+  ) -> Reconciler.Decision {
+    let value = state.value(strategy: input.declared, key: input.key)
+    let local: PropertyListValue?? = state.shows(input.local, merged: value) ? nil : .some(value)
+    let agreed = push ?? agreed ?? input.ledger?.stamp ?? Stamp(generation: 1, origin: "")
+    if push == nil, local == nil, input.ledger?.state == state, input.ledger?.stamp == agreed {
+      return Reconciler.Decision(action: .none)
+    }
+    return Reconciler.Decision(
+      action: .merge(
+        StrategyMerge(state: state, push: push, local: local, agreed: agreed, value: value, reason: reason)))
+  }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// Strategy keys are state, not values (issue 18): one regression test per flow that lost
+/// or brought back data before the whole merge state travelled in the record.
+struct StrategyStateTests {
+  private static let favorites = SyncKey<[String]>("fav", default: [], merge: .set)
+
+  private func rounds(_ harness: Harness, _ count: Int) {
+    for _ in 0..<count { harness.round() }
+  }
+
+  private func elements(_ device: TestDevice, _ key: String) -> Set<PropertyListValue> {
+    PropertyListValue.elements(of: device.value(key)) ?? []
+  }
+
+  // MARK: 1. A removal made after every device showed the merge sticks
+
+  @Test func aSetRemovalMadeAfterEveryDeviceShowedTheMergeSticks() {
+    let harness = Harness()
+    let devices = harness.devices(["A", "B", "C"], merging: "fav", by: .set)
+    let (a, b, c) = (devices[0], devices[1], devices[2])
+    a.set(PropertyListValue.strings("base"), "fav")
+    rounds(harness, 2)
+    a.set(PropertyListValue.strings("base", "x"), "fav")
+    b.set(PropertyListValue.strings("base", "x"), "fav")
+    rounds(harness, 2)
+    #expect(devices.allSatisfy { elements($0, "fav") == [.string("base"), .string("x")] })
+    c.set(PropertyListValue.strings("base"), "fav")
+    rounds(harness, 3)
+    for device in devices { #expect(elements(device, "fav") == [.string("base")], "\(device.name)") }
+  }
+
+  @Test func aMaximumLoweredAfterEveryDeviceShowedItStaysLowered() {
+    let harness = Harness()
+    let devices = harness.devices(["A", "B", "C"], merging: "score", by: .max)
+    a(devices).set(.integer(1), "score")
+    rounds(harness, 2)
+    for (device, score) in zip(devices, [100, 101, 102]) { device.set(.integer(Int64(score)), "score") }
+    rounds(harness, 2)
+    #expect(harness.values(of: "score").values.allSatisfy { $0 == .integer(102) })
+    devices[2].set(.integer(5), "score")
+    rounds(harness, 3)
+    #expect(harness.values(of: "score").values.allSatisfy { $0 == .integer(5) }, "\(harness.values(of: "score"))")
+  }
+
+  @Test func anEntryRemovedAfterEveryDeviceShowedItStaysRemoved() {
+    let harness = Harness()
+    let devices = harness.devices(["A", "B", "C"], merging: "map", by: .dictionary)
+    a(devices).set(.dictionary(["base": .integer(1)]), "map")
+    rounds(harness, 2)
+    devices[0].set(.dictionary(["base": .integer(1), "x": .integer(2)]), "map")
+    devices[1].set(.dictionary(["base": .integer(1), "x": .integer(2)]), "map")
+    rounds(harness, 2)
+    devices[2].set(.dictionary(["base": .integer(1)]), "map")
+    rounds(harness, 3)
+    #expect(harness.values(of: "map").values.allSatisfy { $0 == .dictionary(["base": .integer(1)]) })
+  }
+
+  private func a(_ devices: [TestDevice]) -> TestDevice { devices[0] }
+
+  // MARK: 2. A first write with no history adds to the cloud's state
+
+  @Test func aNewInstallsFirstTypedWriteAddsToTheCloudsSet() {
+    let harness = Harness()
+    let a = harness.device("A")
+    a.coordinator[Self.favorites] = ["a", "b"]
+    a.settle()
+    harness.cloud.upload()
+    let c = harness.device("C", initiallyDownloaded: false)
+    harness.cloud.download(to: "C", notify: true)
+    c.coordinator[Self.favorites] = c.coordinator[Self.favorites] + ["c"]
+    c.settle()
+    rounds(harness, 3)
+    for device in [a, c] {
+      #expect(Set(device.coordinator[Self.favorites]) == ["a", "b", "c"], "\(device.name)")
+    }
+  }
+
+  @Test func aFirstTypedAppendAfterALostLedgerKeepsWhatAnotherDeviceAdded() throws {
+    let harness = Harness()
+    let (a, b) = (harness.device("A"), harness.device("B"))
+    a.coordinator[Self.favorites] = ["a"]
+    a.settle()
+    rounds(harness, 2)
+    a.settle()
+    try FileManager.default.removeItem(
+      at: a.ledgerDirectory.appendingPathComponent(LedgerFileName.name(for: a.suiteName)))
+    b.coordinator[Self.favorites] = b.coordinator[Self.favorites] + ["b"]
+    b.settle()
+    harness.cloud.upload()
+    a.restart()
+    a.coordinator[Self.favorites] = a.coordinator[Self.favorites] + ["z"]
+    a.settle()
+    rounds(harness, 3)
+    for device in [a, b] {
+      #expect(Set(device.coordinator[Self.favorites]) == ["a", "b", "z"], "\(device.name)")
+    }
+  }
+
+  // MARK: 3. A strategy is known before the key's first use
+
+  /// Both devices add a favorite offline and quit; at the next launch `sync()` runs before
+  /// anything uses the typed key (no strategy configured): the record's strategy merges.
+  @Test func aSyncBeforeTheKeysFirstUseMergesByTheRecordsStrategy() {
+    let harness = Harness()
+    let (a, b) = (harness.device("A"), harness.device("B"))
+    a.coordinator[Self.favorites] = ["home"]
+    a.settle()
+    rounds(harness, 2)
+    #expect(b.coordinator[Self.favorites] == ["home"])
+    b.settle()
+    a.coordinator[Self.favorites] = ["home", "work"]
+    b.coordinator[Self.favorites] = ["home", "gym"]
+    for device in [a, b] {
+      device.settle()
+      device.restart()
+    }
+    rounds(harness, 3)
+    for device in [a, b] {
+      #expect(elements(device, "fav") == [.string("home"), .string("work"), .string("gym")], "\(device.name)")
+    }
+    #expect(!a.debugLines.contains { $0.contains("remote wins") })
+  }
+
+  // MARK: 5. Zephyr 5 callers keep their streams
+
+  /// `Zephyr.sync(keys:userDefaults:suiteName:)` with a new `UserDefaults` instance of the
+  /// suite already in use keeps the shared coordinator: suites compare by name.
+  @Test func aNewInstanceOfTheSuiteInUseKeepsTheSharedCoordinator() throws {
+    let name = "zephyr-tests.facade.\(UUID().uuidString.prefix(8))"
+    let first = try #require(AppleFaithfulDefaults(suiteName: name))
+    defer { first.removePersistentDomain(forName: name) }
+    try SharedFacade.withoutShared {
+      Zephyr.setUserDefaultsSuite(to: first, suiteName: name)
+      let shared = Zephyr.shared
+      let second = try #require(AppleFaithfulDefaults(suiteName: name))
+      Zephyr.sync(keys: ["theme"], userDefaults: second, suiteName: name)
+      #expect(Zephyr.shared === shared)
+    }
+  }
+}
