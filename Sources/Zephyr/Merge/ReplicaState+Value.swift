@@ -130,6 +130,18 @@ extension ReplicaState {
 }
 
 extension ReplicaState {
+  /// Whether `value` (this state's) shows every part the state holds: no concurrent
+  /// sibling, of the key or of an entry, hides behind it. (Elements always show.)
+  func showsAllItHolds(_ value: PropertyListValue?) -> Bool {
+    switch kind {
+    case .set, .union: return true
+    case .dictionary:
+      let shown = value?.dictionaryEntries ?? [:]
+      return parts.allSatisfy { Self.entry($0.part).map { shown[$0.key] == $0.value } ?? false }
+    case .max, .min, .custom: return parts.allSatisfy { $0.part == value }
+    }
+  }
+
   /// The state of a value written to the store by something other than Zephyr (an
   /// older app version, app code), read alike by every device: one write under a
   /// pseudo-origin named after the value (`~` and its fingerprint), at generation 1. It

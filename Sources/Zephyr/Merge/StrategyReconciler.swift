@@ -81,11 +81,14 @@ enum StrategyReconciler {
       edited = false
     } else if let base {
       // The edit was made from the value the device showed. When the store's state adds
-      // nothing to that value (another device wrote the same), the edit was made from
-      // both: a removal removes what either held.
+      // nothing to that value and hides nothing behind it (another device wrote the
+      // same), the edit was made from both: a removal removes what either held.
       let seen = remote.map { base.joined(with: $0) }
       let shown = base.value(strategy: input.declared, key: input.key)
-      let from = seen.flatMap { $0.shows(shown, merged: $0.value(strategy: input.declared, key: input.key)) ? $0 : nil }
+      let from = seen.flatMap { joined in
+        let value = joined.value(strategy: input.declared, key: input.key)
+        return joined.shows(shown, merged: value) && joined.showsAllItHolds(value) ? joined : nil
+      }
       mine = (from ?? base).edited(to: local, dot: dot)
     } else if local != nil {
       // No history: the device has seen no removal, so its value only adds.

@@ -1,0 +1,292 @@
+import Foundation
+import Testing
+
+@testable import Zephyr
+
+/// The algebra of strategy keys' states (``ReplicaState``), checked as laws: the join is
+/// commutative, associative and idempotent over generated states; and, exhaustively over
+/// small scopes, every interleaving of edits and merges on three devices holds what an
+/// independent causal specification says it must.
+struct ReplicaStateLawTests {
+  // MARK: The causal specification
+
+  /// One write, as the specification sees it: who made it, what it says, and every write
+  /// its device had seen when it made it.
+  private struct Event: Hashable {
+    var id: Int
+    var device: Int
+    /// `.set`: an element added, or removed when `removes`. `.max`: the value (`nil` a
+    /// delete). `.dictionary`: the entry set (`nil` value: removed).
+    var element: String?
+    var value: Int?
+    var removes: Bool
+    var seen: Set<Int>
+    var dot: Stamp
+  }
+
+  /// What a device knows: the events it has seen, and its implementation state.
+  private struct Replica {
+    var seen: Set<Int> = []
+    var state: ReplicaState
+    var clock: UInt64 = 0
+  }
+
+  private enum Operation: CustomStringConvertible {
+    case add(Int, String), remove(Int, String), set(Int, Int?), merge(Int, from: Int)
+
+    var description: String {
+      switch self {
+      case .add(let device, let element): "\(device)+\(element)"
+      case .remove(let device, let element): "\(device)-\(element)"
+      case .set(let device, let value): "\(device)=\(value.map(String.init) ?? "nil")"
+      case .merge(let device, let other): "\(device)<\(other)"
+      }
+    }
+  }
+
+  /// The value the specification gives a device that has seen `seen`: for a set, every
+  /// element with an add no removal it saw covers; for the extremes, the extreme of the
+  /// writes no later write it saw replaced; for a dictionary, per entry, the latest such
+  /// that sets a value (a removal gives way to a value written alongside it).
+  private static func specified(_ kind: ReplicaKind, seen: Set<Int>, events: [Event]) -> PropertyListValue? {
+    let known = events.filter { seen.contains($0.id) }
+    switch kind {
+    case .set:
+      let live = known.filter { add in
+        !add.removes
+          && !known.contains { $0.removes && $0.element == add.element && $0.seen.contains(add.id) }
+      }
+      let elements = Set(live.compactMap(\.element))
+      return elements.isEmpty ? nil : .array(elements.sorted().map { .string($0) })
+    case .max:
+      let live = known.filter { write in !known.contains { $0.id != write.id && $0.seen.contains(write.id) } }
+      return live.compactMap(\.value).max().map { .integer(Int64($0)) }
+    case .dictionary:
+      var entries: [String: PropertyListValue] = [:]
+      for key in Set(known.compactMap(\.element)) {
+        let writes = known.filter { $0.element == key }
+        let live = writes.filter { write in !writes.contains { $0.id != write.id && $0.seen.contains(write.id) } }
+        // A removal gives way to a value written alongside it, as a delete of the key does.
+        if let latest = live.filter({ $0.value != nil }).max(by: { $0.dot < $1.dot }), let value = latest.value {
+          entries[key] = .integer(Int64(value))
+        }
+      }
+      return entries.isEmpty ? nil : .dictionary(entries)
+    default:
+      return nil
+    }
+  }
+
+  /// Runs `operations` on three devices; returns the first disagreement with the
+  /// specification, or `nil`.
+  private static func check(_ kind: ReplicaKind, _ operations: [Operation]) -> String? {
+    var replicas = (0..<3).map { _ in Replica(state: ReplicaState(kind: kind)) }
+    var events: [Event] = []
+    for operation in operations {
+      switch operation {
+      case .merge(let device, let other):
+        replicas[device].seen.formUnion(replicas[other].seen)
+        replicas[device].state = replicas[device].state.joined(with: replicas[other].state)
+        replicas[device].clock = max(replicas[device].clock, replicas[other].clock)
+      case .add(let device, let element), .remove(let device, let element):
+        var removes = false
+        if case .remove = operation { removes = true }
+        var replica = replicas[device]
+        replica.clock += 1
+        let dot = Stamp(generation: replica.clock, origin: "d\(device)")
+        let before = PropertyListValue.elements(of: replica.state.value(strategy: .set, key: "k")) ?? []
+        var after = before
+        if removes { after.remove(.string(element)) } else { after.insert(.string(element)) }
+        let value: PropertyListValue? = .array(after.sorted { $0.logDescription < $1.logDescription })
+        replica.state = replica.state.edited(to: value, dot: dot)
+        let event = Event(
+          id: events.count, device: device, element: element, value: nil, removes: removes, seen: replica.seen,
+          dot: dot)
+        events.append(event)
+        replica.seen.insert(event.id)
+        replicas[device] = replica
+      case .set(let device, let number):
+        var replica = replicas[device]
+        replica.clock += 1
+        let dot = Stamp(generation: replica.clock, origin: "d\(device)")
+        let element: String? = kind == .dictionary ? (number.map { $0 % 2 == 0 ? "even" : "odd" } ?? "odd") : nil
+        var value: PropertyListValue? = number.map { .integer(Int64($0)) }
+        if kind == .dictionary, let element {
+          var entries = replica.state.value(strategy: .dictionary, key: "k")?.dictionaryEntries ?? [:]
+          entries[element] = value
+          value = .dictionary(entries)
+        }
+        replica.state = replica.state.edited(to: value, dot: dot)
+        let event = Event(
+          id: events.count, device: device, element: element, value: number, removes: false, seen: replica.seen,
+          dot: dot)
+        events.append(event)
+        replica.seen.insert(event.id)
+        replicas[device] = replica
+      }
+      for (index, replica) in replicas.enumerated() {
+        let strategy: MergeStrategy = kind == .set ? .set : kind == .max ? .max : .dictionary
+        let held = replica.state.value(strategy: strategy, key: "k")
+        let expected = specified(kind, seen: replica.seen, events: events)
+        // (An empty collection and none are one value to a strategy; the specification
+        // does not tell a removal of the last element from a delete.)
+        if !replica.state.shows(expected, merged: held) {
+          return "\(operations) device \(index): holds \(held?.logDescription ?? "nil"), "
+            + "specified \(expected?.logDescription ?? "nil")"
+        }
+      }
+    }
+    // Everyone merges everyone: all hold one state.
+    var final = replicas.map(\.state)
+    for index in final.indices { final[index] = final.reduce(final[index]) { $0.joined(with: $1) } }
+    return Set(final).count == 1 ? nil : "\(operations): not converged"
+  }
+
+  /// Every sequence of `depth` operations drawn from `moves`.
+  private static func exhaust(
+    _ kind: ReplicaKind, depth: Int, moves: [Operation], prefix: [Operation] = [], count: inout Int
+  ) -> String? {
+    if prefix.count == depth {
+      count += 1
+      return check(kind, prefix)
+    }
+    for move in moves {
+      if let failure = exhaust(kind, depth: depth, moves: moves, prefix: prefix + [move], count: &count) {
+        return failure
+      }
+    }
+    return nil
+  }
+
+  private static func merges() -> [Operation] {
+    (0..<3).flatMap { device in (0..<3).filter { $0 != device }.map { Operation.merge(device, from: $0) } }
+  }
+
+  /// How many operations the exhaustive checks interleave: 4 per CI run (54,240
+  /// interleavings per strategy), `ZEPHYR_EXHAUSTIVE_DEPTH=N` for more.
+  private static let depth =
+    ProcessInfo.processInfo.environment["ZEPHYR_EXHAUSTIVE_DEPTH"].flatMap(Int.init).map { max($0, 4) } ?? 4
+
+  /// Every interleaving of up to ``depth`` adds, removes and merges of two elements over three
+  /// devices (a removal made after merges stays removed; a concurrent add stays).
+  @Test func everySmallSetHistoryHoldsWhatItsCausalHistorySays() {
+    let moves: [Operation] =
+      (0..<3).flatMap { device in
+        [Operation.add(device, "x"), .add(device, "y"), .remove(device, "x")]
+      } + Self.merges()
+    var count = 0
+    for depth in 1...Self.depth {
+      if let failure = Self.exhaust(.set, depth: depth, moves: moves, count: &count) {
+        Issue.record("\(failure)")
+        return
+      }
+    }
+    #expect(count >= 54_240)
+    print("ReplicaStateLawTests: \(count) .set interleavings checked")
+  }
+
+  /// Every interleaving of up to ``depth`` writes (1, 2, a delete) and merges over three
+  /// devices, for `.max` and `.dictionary`: a value lowered after the merge stays
+  /// lowered; concurrent writes keep the extreme, or per entry the latest.
+  @Test(arguments: [ReplicaKind.max, .dictionary])
+  func everySmallRegisterHistoryHoldsWhatItsCausalHistorySays(kind: ReplicaKind) {
+    let moves: [Operation] =
+      (0..<3).flatMap { device in [Operation.set(device, 1), .set(device, 2), .set(device, nil)] } + Self.merges()
+    var count = 0
+    for depth in 1...Self.depth {
+      if let failure = Self.exhaust(kind, depth: depth, moves: moves, count: &count) {
+        Issue.record("\(failure)")
+        return
+      }
+    }
+    #expect(count >= 54_240)
+    print("ReplicaStateLawTests: \(count) .\(kind.rawValue) interleavings checked")
+  }
+
+  // MARK: Laws over generated states
+
+  /// States reached by random edits and merges on four devices.
+  private static func generatedStates(_ kind: ReplicaKind, seed: UInt64) -> [ReplicaState] {
+    var random = SeededGenerator(seed: seed)
+    var replicas = (0..<4).map { _ in ReplicaState(kind: kind) }
+    var clocks = [UInt64](repeating: 0, count: 4)
+    var reached: [ReplicaState] = []
+    for _ in 0..<40 {
+      let device = Int.random(in: 0..<4, using: &random)
+      if Bool.random(using: &random) {
+        let other = Int.random(in: 0..<4, using: &random)
+        replicas[device] = replicas[device].joined(with: replicas[other])
+        clocks[device] = max(clocks[device], clocks[other])
+      } else {
+        clocks[device] += 1
+        let dot = Stamp(generation: clocks[device], origin: "d\(device)")
+        replicas[device] = replicas[device].edited(to: randomValue(kind, using: &random), dot: dot)
+      }
+      reached.append(replicas[device])
+    }
+    return reached
+  }
+
+  private static func randomValue(_ kind: ReplicaKind, using random: inout SeededGenerator) -> PropertyListValue? {
+    let pool = ["a", "b", "c", "d"]
+    switch kind {
+    case .set, .union:
+      if Int.random(in: 0..<8, using: &random) == 0 { return nil }
+      return .array(pool.filter { _ in Bool.random(using: &random) }.map { .string($0) })
+    case .dictionary:
+      if Int.random(in: 0..<8, using: &random) == 0 { return nil }
+      var entries: [String: PropertyListValue] = [:]
+      for key in pool where Bool.random(using: &random) { entries[key] = .integer(Int64.random(in: 0..<3, using: &random)) }
+      return .dictionary(entries)
+    case .max, .min, .custom:
+      return Int.random(in: 0..<5, using: &random) == 0 ? nil : .integer(Int64.random(in: 0..<10, using: &random))
+    }
+  }
+
+  @Test(arguments: ReplicaKind.allCases)
+  func theJoinIsCommutativeAssociativeAndIdempotent(kind: ReplicaKind) {
+    var checked = 0
+    for seed in UInt64(1)...20 {
+      let states = Self.generatedStates(kind, seed: seed)
+      for (index, a) in states.enumerated() {
+        let b = states[(index * 7 + 3) % states.count]
+        let c = states[(index * 13 + 5) % states.count]
+        #expect(a.joined(with: b) == b.joined(with: a), "commutative")
+        #expect(a.joined(with: b).joined(with: c) == a.joined(with: b.joined(with: c)), "associative")
+        #expect(a.joined(with: a) == a, "idempotent")
+        #expect(a.joined(with: b).includes(a), "a join includes both sides")
+        #expect(a.joined(with: ReplicaState(kind: kind)) == a, "the empty state is the identity")
+        checked += 1
+      }
+    }
+    #expect(checked == 800)
+  }
+
+  /// A device with no history of a key has observed no removal: its first write, joined
+  /// with any state, keeps every part of that state and adds its own.
+  @Test(arguments: [ReplicaKind.set, .union, .dictionary])
+  func aFirstWriteWithoutHistoryOnlyAdds(kind: ReplicaKind) {
+    for seed in UInt64(1)...20 {
+      var random = SeededGenerator(seed: seed)
+      for state in Self.generatedStates(kind, seed: seed) {
+        let first = ReplicaState(kind: kind).edited(
+          to: Self.randomValue(kind, using: &random), dot: Stamp(generation: 1, origin: "new"))
+        let joined = state.joined(with: first)
+        for (dot, parts) in state.groups { #expect(joined.groups[dot] == parts) }
+      }
+    }
+  }
+
+  /// States read back from a record are the states written, every kind.
+  @Test(arguments: ReplicaKind.allCases)
+  func statesRoundTripThroughTheirRecord(kind: ReplicaKind) {
+    for state in Self.generatedStates(kind, seed: 7) where !state.context.isEmpty {
+      let record = ReplicaRecord(stamp: Stamp(generation: 99, origin: "w"), state: state)
+      guard case .replica(let read) = RemoteState(storeValue: record.encoded) else {
+        Issue.record("not read back: \(record.encoded.logDescription)")
+        return
+      }
+      #expect(read == record)
+    }
+  }
+}
