@@ -49,11 +49,14 @@ struct LedgerFileNameTests {
       .appendingPathComponent("zephyr-tests.names.\(UUID().uuidString.prefix(8))", isDirectory: true)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: folder) }
+    // Every domain's ledger of this process is in one subfolder.
+    let processFolder = LedgerFile(directory: folder, domainName: "x").url.deletingLastPathComponent()
+    try FileManager.default.createDirectory(at: processFolder, withIntermediateDirectories: true)
     for name in Self.distinctNames {
       let url = LedgerFile(directory: folder, domainName: name).url
       #expect(throws: Never.self, "\(name.prefix(20))") { try Data(name.utf8).write(to: url) }
     }
-    let files = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+    let files = try FileManager.default.contentsOfDirectory(atPath: processFolder.path)
     #expect(files.count == Self.distinctNames.count)
     for name in Self.distinctNames {
       let url = LedgerFile(directory: folder, domainName: name).url
@@ -140,14 +143,13 @@ struct LedgerFileNameTests {
     spaced.coordinator.sync()
     underscored.coordinator.sync()
 
-    // Where the previous version kept both suites' ledgers: the spaced suite's is there.
+    // Where earlier versions kept both suites' ledgers (in the configured folder itself,
+    // under the old name): the spaced suite's is there.
     let legacy = harness.ledgerDirectory.appendingPathComponent(
       prefix.replacingOccurrences(of: " ", with: "_") + ".my_settings.zephyr-ledger")
     let current = spaced.coordinator.ledgerFile.url
     #expect(current.lastPathComponent != legacy.lastPathComponent)
-    try FileManager.default.removeItem(
-      at: legacy.deletingLastPathComponent().appendingPathComponent(
-        underscored.coordinator.ledgerFile.url.lastPathComponent))
+    try FileManager.default.removeItem(at: underscored.coordinator.ledgerFile.url)
     try FileManager.default.moveItem(at: current, to: legacy)
 
     // The underscored suite first: the spaced one may save, and so remove the old file.

@@ -32,7 +32,10 @@ struct ReplicaStateLawTests {
   }
 
   private enum Operation: CustomStringConvertible {
-    case add(Int, String), remove(Int, String), set(Int, Int?), merge(Int, from: Int)
+    case add(Int, String)
+    case remove(Int, String)
+    case set(Int, Int?)
+    case merge(Int, from: Int)
 
     var description: String {
       switch self {
@@ -236,7 +239,9 @@ struct ReplicaStateLawTests {
     case .dictionary:
       if Int.random(in: 0..<8, using: &random) == 0 { return nil }
       var entries: [String: PropertyListValue] = [:]
-      for key in pool where Bool.random(using: &random) { entries[key] = .integer(Int64.random(in: 0..<3, using: &random)) }
+      for key in pool where Bool.random(using: &random) {
+        entries[key] = .integer(Int64.random(in: 0..<3, using: &random))
+      }
       return .dictionary(entries)
     case .max, .min, .custom:
       return Int.random(in: 0..<5, using: &random) == 0 ? nil : .integer(Int64.random(in: 0..<10, using: &random))

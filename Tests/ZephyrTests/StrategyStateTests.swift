@@ -89,14 +89,15 @@ struct StrategyStateTests {
     a.settle()
     rounds(harness, 2)
     a.settle()
-    try FileManager.default.removeItem(
-      at: a.ledgerDirectory.appendingPathComponent(LedgerFileName.name(for: a.suiteName)))
+    try FileManager.default.removeItem(at: LedgerFile(directory: a.ledgerDirectory, domainName: a.suiteName).url)
     b.coordinator[Self.favorites] = b.coordinator[Self.favorites] + ["b"]
     b.settle()
     harness.cloud.upload()
     harness.cloud.download(to: "A", notify: false)  // B's add reached A's store, its event did not
     a.restart()
-    a.coordinator[Self.favorites] = a.coordinator[Self.favorites] + ["z"]
+    // A's first use is this set of what it showed before (a read first would schedule a
+    // reconcile that may pull B's add before the set replaces what was read).
+    a.coordinator[Self.favorites] = ["a", "z"]
     a.settle()
     rounds(harness, 3)
     for device in [a, b] {
@@ -143,6 +144,44 @@ struct StrategyStateTests {
       let second = try #require(AppleFaithfulDefaults(suiteName: name))
       Zephyr.sync(keys: ["theme"], userDefaults: second, suiteName: name)
       #expect(Zephyr.shared === shared)
+    }
+  }
+
+  // MARK: An app and its extension given one ledger folder
+
+  /// An app and its widget given the same `ledgerDirectory` (an app-group container) keep
+  /// a ledger and a device id each, so neither overwrites the other's history or writes
+  /// under its name; an edit of the app's reaches the cloud through the widget's sync and
+  /// is never undone by it.
+  @Test func anAppAndItsExtensionGivenOneLedgerFolderKeepTheirOwnHistory() {
+    let harness = Harness(world: .linuxPlain)
+    let folder = harness.ledgerDirectory.appendingPathComponent("group-container")
+    let configure: (String) -> (inout SyncConfiguration) -> Void = { process in
+      { configuration in
+        configuration.ledgerDirectory = folder
+        configuration.processIdentity = process
+        configuration.deviceID = nil
+      }
+    }
+    let app = harness.device("App", monitored: ["theme", "fav"], configure: configure("app"))
+    let widget = harness.device("Widget", monitored: ["theme", "fav"], sharing: "App", configure: configure("widget"))
+    let other = harness.device("Other", monitored: ["theme", "fav"])
+    #expect(app.coordinator.ledgerFile.url != widget.coordinator.ledgerFile.url)
+    #expect(app.coordinator.deviceID != widget.coordinator.deviceID)
+    app.coordinator[Self.favorites] = ["home"]
+    app.set(.string("dark"), "theme")
+    app.coordinator.sync()
+    widget.coordinator.sync()
+    rounds(harness, 1)
+    // The app edits after its last sync; nothing announces it in this world.
+    app.set(.string("light"), "theme")
+    app.defaults.set(["home", "work"], forKey: "fav")
+    widget.restart()
+    widget.coordinator.sync()
+    rounds(harness, 3)
+    #expect(harness.values(of: "theme").values.allSatisfy { $0 == .string("light") }, "\(harness.values(of: "theme"))")
+    for device in [app, widget, other] {
+      #expect(elements(device, "fav") == [.string("home"), .string("work")], "\(device.name)")
     }
   }
 }

@@ -88,7 +88,8 @@ public final class SyncCoordinator: Sendable {
     let domain = UserDefaultsDomain(defaults: defaults, suiteName: suiteName)
     self.domain = domain
     self.store = store
-    ledgerFile = LedgerFile(directory: configuration.ledgerDirectory, domainName: domain.name)
+    ledgerFile = LedgerFile(
+      directory: configuration.ledgerDirectory, domainName: domain.name, process: configuration.processIdentity)
     state = Locked(EngineState.load(domain: domain, ledgerFile: ledgerFile, configuration: configuration))
     if domain.persistentName == nil {
       state.withLock {

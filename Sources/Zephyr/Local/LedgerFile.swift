@@ -5,27 +5,40 @@ import Foundation
 struct LedgerFile: Sendable {
   /// The file, named by ``LedgerFileName/name(for:)``.
   let url: URL
-  /// Where earlier versions kept this domain's ledger, when that is another file (see
-  /// ``LedgerFileName/legacyName(for:)``). Other domains may have written it too.
-  let legacyURL: URL?
+  /// Where earlier versions kept this domain's ledger, when that is another file: under
+  /// ``LedgerFileName/legacyName(for:)``, and in a configured directory without a
+  /// process subfolder. Other domains, or other processes, may have written them too.
+  let legacyURLs: [URL]
 
-  init(directory: URL?, domainName: String) {
-    let folder =
-      directory
-      ?? (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-      ?? FileManager.default.temporaryDirectory).appendingPathComponent("Zephyr", isDirectory: true)
+  /// The ledger of `domainName`: in `directory/process-<process>` when a directory is
+  /// given (`process`: the bundle identifier, else the process name, when `nil`), else in
+  /// the Application Support folder's `Zephyr` subfolder.
+  init(directory: URL?, domainName: String, process: String? = nil) {
     let name = LedgerFileName.name(for: domainName)
     let legacyName = LedgerFileName.legacyName(for: domainName)
+    let hasLegacyName = legacyName != name && legacyName.utf8.count <= LedgerFileName.maximumLength
+    let folder: URL
+    var legacy: [URL] = []
+    if let directory {
+      let identity = process ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+      folder = directory.appendingPathComponent(
+        String(LedgerFileName.name(for: "process-" + identity).dropLast(LedgerFileName.suffix.count)),
+        isDirectory: true)
+      legacy =
+        [directory.appendingPathComponent(name)] + (hasLegacyName ? [directory.appendingPathComponent(legacyName)] : [])
+    } else {
+      folder =
+        (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+        ?? FileManager.default.temporaryDirectory).appendingPathComponent("Zephyr", isDirectory: true)
+    }
     url = folder.appendingPathComponent(name)
-    legacyURL =
-      legacyName == name || legacyName.utf8.count > LedgerFileName.maximumLength
-      ? nil : folder.appendingPathComponent(legacyName)
+    if hasLegacyName { legacy.append(folder.appendingPathComponent(legacyName)) }
+    legacyURLs = legacy
   }
 
-  /// Whether a ledger of this domain is on disk, under its name or its legacy one.
+  /// Whether a ledger of this domain is on disk, under its name or a legacy one.
   var exists: Bool {
-    FileManager.default.fileExists(atPath: url.path)
-      || legacyURL.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
+    ([url] + legacyURLs).contains { FileManager.default.fileExists(atPath: $0.path) }
   }
 
   /// What a load found.
@@ -46,30 +59,28 @@ struct LedgerFile: Sendable {
   /// the same file. The caller keeps the ledger only when its epoch is the one this
   /// domain carries (`EngineState.load`), so another domain's ledger is discarded.
   func load() throws(LedgerError) -> Loaded? {
-    let source: URL
-    if FileManager.default.fileExists(atPath: url.path) {
-      source = url
-    } else if let legacyURL, FileManager.default.fileExists(atPath: legacyURL.path) {
-      source = legacyURL
-    } else {
-      return nil
-    }
-    guard let data = try? Data(contentsOf: source) else { return nil }
-    let decoded = try LedgerCodec.decode(data)
+    guard let source = ([url] + legacyURLs).first(where: { FileManager.default.fileExists(atPath: $0.path) }),
+      let data = try? Data(contentsOf: source)
+    else { return nil }
+    var decoded = try LedgerCodec.decode(data)
+    // A legacy file may have been taken up by another process too: this process's
+    // strategy writes start a name of their own.
+    if source != url { decoded.ledger.incarnation = "" }
     return Loaded(
       ledger: decoded.ledger, records: source == url ? decoded.records : 0, damagedTail: decoded.damagedTail)
   }
 
-  /// Replaces the file with a snapshot of `ledger`, atomically, then removes the legacy
-  /// file when it holds an older ledger of this domain (same epoch): it is superseded, and
-  /// would only ever be read again as stale history.
+  /// Replaces the file with a snapshot of `ledger`, atomically, then removes a legacy
+  /// file that holds an older ledger of this domain (same epoch): it is superseded, and
+  /// would only ever be read again as stale history. (Another process that shared it
+  /// then starts without history, which loses nothing.)
   func writeSnapshot(_ ledger: Ledger) throws {
     try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
     try LedgerCodec.snapshot(ledger).write(to: url, options: .atomic)
-    if let legacyURL, let data = try? Data(contentsOf: legacyURL),
-      (try? LedgerCodec.decode(data))?.ledger.epoch == ledger.epoch
-    {
-      try? FileManager.default.removeItem(at: legacyURL)
+    for legacy in legacyURLs {
+      guard let data = try? Data(contentsOf: legacy), (try? LedgerCodec.decode(data))?.ledger.epoch == ledger.epoch
+      else { continue }
+      try? FileManager.default.removeItem(at: legacy)
     }
   }
 

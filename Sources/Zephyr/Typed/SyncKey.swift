@@ -30,7 +30,8 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   public let defaultValue: Value
   /// What the key does when two devices changed it to different values; see
   /// ``MergeStrategy``. An entry for the same key in
-  /// ``SyncConfiguration/mergeStrategies`` takes precedence.
+  /// ``SyncConfiguration/mergeStrategies`` takes precedence, and a record in the store
+  /// names the strategy every device merges it by (see <doc:MergeSemantics>).
   public let merge: MergeStrategy
 
   /// Creates a key.
@@ -43,11 +44,12 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   ///   - name: The `UserDefaults` key, at most 64 UTF-8 bytes (longer keys are written
   ///     locally but refused for syncing, and listed in ``SyncCoordinator/status``).
   ///   - defaultValue: The value read while the key holds none.
-  ///   - merge: The merge strategy, ``MergeStrategy/lastWriterWins`` by default.
-  public init(_ name: String, default defaultValue: Value, merge: MergeStrategy = .lastWriterWins) {
+  ///   - merge: The merge strategy, ``MergeStrategy/lastWriterWins`` by default. Only
+  ///     strategies that can merge `Value` compile (see ``Merge``).
+  public init(_ name: String, default defaultValue: Value, merge: Merge = .lastWriterWins) {
     self.name = name
     self.defaultValue = defaultValue
-    self.merge = merge
+    self.merge = merge.strategy
   }
 
   /// Creates a key of an optional type whose default is `nil`.
@@ -56,7 +58,7 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   /// static let nickname = SyncKey<String?>("nickname")
   /// coordinator[Settings.nickname] = nil    // removes the key, on every device
   /// ```
-  public init<Wrapped>(_ name: String, merge: MergeStrategy = .lastWriterWins) where Value == Wrapped? {
+  public init<Wrapped>(_ name: String, merge: Merge = .lastWriterWins) where Value == Wrapped? {
     self.init(name, default: nil, merge: merge)
   }
 

@@ -80,9 +80,23 @@ extension ScenarioRunner {
     let cache = cache ?? device(name).store.cachedValues
     let origin = device(name).coordinator.deviceID
     for (key, edit) in unpushed[name] ?? [:] where cache[key] != edit.before {
-      guard let latest = edit.ids.last, let write = history.writes[latest],
-        case .record(let record) = RemoteState(storeValue: cache[key]), record.origin == origin
-      else { continue }
+      guard let latest = edit.ids.last, let write = history.writes[latest] else { continue }
+      if case .replica(let record) = RemoteState(storeValue: cache[key]), record.stamp.origin == origin {
+        // A strategy key's push: the edit's parts are under the record's own dot (named
+        // after this device's replica id), or its value is the state's.
+        let state = record.state
+        let own = state.groups.first { dot, _ in
+          dot.generation == record.stamp.generation && dot.origin.hasPrefix(origin + ".")
+        }
+        let value = state.value(strategy: scenario.strategies[key]?.merge ?? .lastWriterWins, key: key)
+        if write.value.map({ own?.value.contains($0) ?? false }) ?? false || state.shows(write.value, merged: value) {
+          history.placeAtPush(latest)
+          history.nameStamp(record.stamp, writeID: latest)
+          unpushed[name]?[key] = nil
+        }
+        continue
+      }
+      guard case .record(let record) = RemoteState(storeValue: cache[key]), record.origin == origin else { continue }
       if record.content.value == write.value {
         history.placeAtPush(latest)
         history.nameStamp(record.stamp, writeID: latest)
@@ -147,10 +161,14 @@ extension ScenarioRunner {
   /// them (read from the device's ledger, the state the engine merges from).
   private func observeSiblings(_ name: String) {
     for (key, strategy) in scenario.strategies where !strategy.isCollection {
-      let memory = device(name).coordinator.state.withLock { $0.ledger[key]?.memory }
-      guard case .siblings(let siblings)? = memory?.data else { continue }
-      for sibling in siblings {
-        if let id = history.writeID(of: sibling.stamp, key: key) { history.observe(name, writeID: id) }
+      let state = device(name).coordinator.state.withLock { $0.ledger[key]?.state }
+      guard let state, state.kind.holdsSiblings else { continue }
+      for dot in state.dots {
+        // A write's dot is named after its device's replica id, `<device id>.<incarnation>`,
+        // at the generation of the record that carried it.
+        guard let end = dot.origin.lastIndex(of: ".") else { continue }
+        let stamp = Stamp(generation: dot.generation, origin: String(dot.origin[..<end]))
+        if let id = history.writeID(of: stamp, key: key) { history.observe(name, writeID: id) }
       }
     }
   }
