@@ -6,7 +6,7 @@ import Foundation
 /// metadata).
 ///
 /// ```swift
-/// let blob = PackedIntegers.encode([3, 17, 1 << 40])   // 13 bytes
+/// let blob = PackedIntegers.encode([3, 17, 1 << 40])   // 20 bytes
 /// PackedIntegers.decode(blob)                          // [3, 17, 1099511627776]
 /// PackedIntegers.decode(blob.dropLast())               // nil: truncated
 /// ```
