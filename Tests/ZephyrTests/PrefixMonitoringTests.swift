@@ -152,4 +152,32 @@ struct PrefixMonitoringTests {
       #expect(Zephyr.shared.monitoredPrefixes == [Self.prefix])
     }
   }
+
+  /// Prefixes added and removed on many threads while items are written and delivered:
+  /// no crash, no race (run it under `--sanitize=thread`), and the devices converge.
+  @Test func prefixesChangingDuringDeliveriesAreSafe() {
+    let harness = Harness()
+    let devices = ["A", "B", "C"].map { harness.device($0) }
+    let coordinators = devices.map(\.coordinator)
+    let suites = devices.map(\.suiteName)
+    let cloud = harness.cloud
+    DispatchQueue.concurrentPerform(iterations: 6) { thread in
+      for step in 0..<30 {
+        let device = (thread + step) % coordinators.count
+        let key = "account.v2.\((thread * 5 + step) % 7)"
+        switch (thread + step) % 5 {
+        case 0: UserDefaults(suiteName: suites[device])?.set("t\(thread)s\(step)", forKey: key)
+        case 1: coordinators[device].addKeysToBeMonitored(prefix: Self.prefix)
+        case 2: coordinators[device].removeKeysFromBeingMonitored(prefix: Self.prefix)
+        case 3: thread == 0 ? cloud.deliver() : cloud.download(to: ["A", "B", "C"][device])
+        default: _ = coordinators[device].status.description
+        }
+      }
+    }
+    for coordinator in coordinators { coordinator.addKeysToBeMonitored(prefix: Self.prefix) }
+    for _ in 0..<3 { harness.round() }
+    for key in (0..<7).map({ "account.v2.\($0)" }) {
+      #expect(Set(harness.values(of: key).values).count == 1, "\(key) differs")
+    }
+  }
 }
