@@ -13,7 +13,9 @@ let package = Package(
     .executable(name: "zephyr-bench", targets: ["zephyr-bench"]),
   ],
   targets: [
-    .target(name: "Zephyr"),
+    // The system zlib, for raw DEFLATE off Apple platforms (Apple's Compression is used there).
+    .systemLibrary(name: "CZlib", path: "Sources/CZlib", providers: [.apt(["zlib1g-dev"]), .yum(["zlib-devel"])]),
+    .target(name: "Zephyr", dependencies: [.target(name: "CZlib", condition: .when(platforms: [.linux, .android]))]),
     .target(name: "ZephyrTesting", dependencies: ["Zephyr"]),
     .target(name: "ZephyrSwiftUI", dependencies: ["Zephyr"]),
     .executableTarget(name: "zephyr-demo", dependencies: ["Zephyr", "ZephyrTesting"], path: "Examples/zephyr-demo"),

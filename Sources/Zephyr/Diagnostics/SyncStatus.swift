@@ -70,6 +70,9 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   private(set) var typedRefusals: [String: RefusalReason] = [:]
   /// The keys whose inbound changes and local edits are applied automatically.
   public var monitoredKeys: Set<String>
+  /// The prefixes whose keys are monitored as they appear; see
+  /// ``SyncCoordinator/addKeysToBeMonitored(prefix:)``.
+  public var monitoredPrefixes: Set<String> = []
   /// Problems with Zephyr's own state, such as a corrupt ledger that was discarded.
   public var notes: [String]
 
@@ -118,6 +121,9 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
       "synchronize()",
       lastSynchronizeSucceeded.map { $0 ? "succeeded" : "FAILED: no iCloud account or no entitlement" } ?? "not called")
     row("monitored keys", monitoredKeys.isEmpty ? "none" : monitoredKeys.sorted().joined(separator: ", "))
+    if !monitoredPrefixes.isEmpty {
+      row("monitored prefixes", monitoredPrefixes.sorted().map { "\($0)*" }.joined(separator: ", "))
+    }
     row("last push", time(lastPush))
     row("last pull", time(lastPull))
     if let lastEvent {

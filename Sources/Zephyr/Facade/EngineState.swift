@@ -9,6 +9,8 @@ import Foundation
 struct EngineState: Sendable {
   var configuration: SyncConfiguration
   var monitoredKeys: Set<String> = []
+  /// Prefixes whose keys are monitored as they appear (`account.v2.`).
+  var monitoredPrefixes: Set<String> = []
   /// Keys used through a ``SyncKey``: monitored on first use, and only then.
   var typedKeys: Set<String> = []
   var deviceID: String
@@ -179,6 +181,7 @@ struct EngineState: Sendable {
     snapshot.overheadBytes = budget.totalOverhead
     snapshot.isSignedIn = isSignedIn
     snapshot.monitoredKeys = monitoredKeys
+    snapshot.monitoredPrefixes = monitoredPrefixes
     if let failure = journal.failure { snapshot.notes.append("ledger not saved: \(failure)") }
     return snapshot
   }

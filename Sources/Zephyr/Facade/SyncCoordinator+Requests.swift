@@ -52,6 +52,7 @@ extension SyncCoordinator {
       for key in domain.keysWithSharedAgreements() { writeLocally(SharedAgreement.key(for: key), nil) }
     }
     let now = self.now()
+    let prefixed = candidatesUnderMonitoredPrefixes(for: change)
     let keys = state.withLock { state -> [String] in
       state.status.lastEvent = SyncStatus.Event(reason: change.reason, date: now, keyCount: change.keys?.count)
       switch change.reason {
@@ -73,7 +74,8 @@ extension SyncCoordinator {
       // After an account change or the initial download every monitored key is news,
       // whatever the event names.
       let named = change.reason == .serverChange ? change.keys : nil
-      let keys = named.map { state.monitoredKeys.intersection($0) } ?? state.monitoredKeys
+      var keys = named.map { state.monitoredKeys.intersection($0) } ?? state.monitoredKeys
+      keys.formUnion(state.admit(prefixed.filter(state.isUnderMonitoredPrefix).sorted()))
       if keys.isEmpty {
         state.debug("\(change.reason) event: no monitored key named, nothing to do")
       } else {
@@ -92,26 +94,37 @@ extension SyncCoordinator {
   /// `didChangeNotification` said something else changed, the monitored keys' edits
   /// found by diffing them against the ledger. One batch either way.
   func pushLocalEdits(_ effects: inout OperationEffects) {
-    let (pending, monitored, typed) = state.withLock { state in
+    let (pending, monitored, prefixed, typed) = state.withLock { state in
       defer {
         state.lane.localEditsPending = false
         state.lane.flushScheduled = false
         state.lane.typedWrites = [:]
       }
-      return (state.lane.localEditsPending, state.monitoredKeys, state.lane.typedWrites)
+      return (
+        state.lane.localEditsPending, state.monitoredKeys, !state.monitoredPrefixes.isEmpty, state.lane.typedWrites
+      )
     }
     let typedKeys = typed.isEmpty ? [] : state.withLock { $0.admit(typed.keys.sorted()) }
-    if pending, !monitored.isEmpty || !typedKeys.isEmpty {
-      pushDiffedEdits(of: monitored, with: typedKeys, &effects)
+    if pending, !monitored.isEmpty || prefixed || !typedKeys.isEmpty {
+      pushDiffedEdits(of: monitored, listingPrefixes: prefixed, with: typedKeys, &effects)
     } else if !typedKeys.isEmpty {
       pushTypedWrites(typedKeys, typed, &effects)
     }
   }
 
   /// The notification does not say which key changed: one read of the domain finds out.
-  private func pushDiffedEdits(of monitored: Set<String>, with typedKeys: [String], _ effects: inout OperationEffects) {
-    let snapshot = domain.persistentValues(of: monitored.union(typedKeys))
+  /// While a prefix is monitored the read lists the whole domain, to find the keys under
+  /// it (an unnamed suite, which cannot be listed, offers those the ledger knows).
+  private func pushDiffedEdits(
+    of explicit: Set<String>, listingPrefixes: Bool, with typedKeys: [String], _ effects: inout OperationEffects
+  ) {
+    let agreedUnderPrefixes = listingPrefixes ? state.withLock { $0.ledgerKeysUnderMonitoredPrefixes() } : []
+    let listed = listingPrefixes && domain.persistentName != nil
+    let snapshot = domain.persistentValues(of: listed ? nil : explicit.union(typedKeys).union(agreedUnderPrefixes))
     verifyEpoch(snapshot.epoch)
+    let monitored =
+      listingPrefixes
+      ? explicit.union(admitUnderMonitoredPrefixes(Set(snapshot.values.keys).union(agreedUnderPrefixes))) : explicit
     let agreed = ledgerEntries(of: monitored)
     let edited = monitored.filter { Reconciler.isLocallyChanged(snapshot.values[$0], ledger: agreed[$0]) }
     let keys = Set(edited).union(typedKeys).sorted()

@@ -183,12 +183,32 @@ public enum Zephyr {
     shared.removeKeysFromBeingMonitored(keys: keys)
   }
 
+  /// Monitors every key that starts with `prefix`, as keys appear; see
+  /// ``SyncCoordinator/addKeysToBeMonitored(prefix:)``.
+  ///
+  /// ```swift
+  /// Zephyr.addKeysToBeMonitored(prefix: "account.v2.")   // account.v2.42, account.v2.43, …
+  /// ```
+  public static func addKeysToBeMonitored(prefix: String) {
+    shared.addKeysToBeMonitored(prefix: prefix)
+  }
+
+  /// Stops monitoring the keys under `prefix`; see
+  /// ``SyncCoordinator/removeKeysFromBeingMonitored(prefix:)``.
+  ///
+  /// ```swift
+  /// Zephyr.removeKeysFromBeingMonitored(prefix: "account.v2.")
+  /// ```
+  public static func removeKeysFromBeingMonitored(prefix: String) {
+    shared.removeKeysFromBeingMonitored(prefix: prefix)
+  }
+
   /// Syncs another suite, such as an app group's, instead of `UserDefaults.standard`.
   ///
   /// Replaces ``shared`` with a coordinator over `suite` and the same store, keeping the
-  /// configuration and the monitored keys. Call it before the first sync. Setting the
-  /// suite the shared coordinator already uses, under the same name, changes nothing,
-  /// even through another `UserDefaults` instance of it.
+  /// configuration, the monitored keys and prefixes. Call it before the first sync.
+  /// Setting the suite the shared coordinator already uses, under the same name, changes
+  /// nothing, even through another `UserDefaults` instance of it.
   ///
   /// Pass `suiteName` for any suite but `.standard`: `UserDefaults` does not tell a
   /// suite's name, and without it full ``sync()`` cannot read the suite's persistent
@@ -217,6 +237,7 @@ public enum Zephyr {
       defaults: suite, suiteName: suiteName, store: previous?.store ?? makeDefaultStore(),
       configuration: previous?.configuration ?? settings.applied(to: SyncConfiguration()))
     replacement.addKeysToBeMonitored(keys: Array(previous?.monitoredKeys ?? []))
+    for prefix in previous?.monitoredPrefixes ?? [] { replacement.addKeysToBeMonitored(prefix: prefix) }
     shared = replacement
     if previous == nil { applySettingsChanged(since: settings, to: replacement) }
   }
