@@ -85,6 +85,17 @@ struct ReplicaStateLawTests {
   private static func check(_ kind: ReplicaKind, _ operations: [Operation]) -> String? {
     var replicas = (0..<3).map { _ in Replica(state: ReplicaState(kind: kind)) }
     var events: [Event] = []
+    /// `device` writes `value` as its next write, and the specification records it.
+    func write(_ value: PropertyListValue?, by device: Int, element: String?, number: Int?, removes: Bool) {
+      replicas[device].clock += 1
+      let dot = Stamp(generation: replicas[device].clock, origin: "d\(device)")
+      replicas[device].state = replicas[device].state.edited(to: value, dot: dot)
+      let event = Event(
+        id: events.count, device: device, element: element, value: number, removes: removes,
+        seen: replicas[device].seen, dot: dot)
+      events.append(event)
+      replicas[device].seen.insert(event.id)
+    }
     for operation in operations {
       switch operation {
       case .merge(let device, let other):
@@ -94,38 +105,19 @@ struct ReplicaStateLawTests {
       case .add(let device, let element), .remove(let device, let element):
         var removes = false
         if case .remove = operation { removes = true }
-        var replica = replicas[device]
-        replica.clock += 1
-        let dot = Stamp(generation: replica.clock, origin: "d\(device)")
-        let before = PropertyListValue.elements(of: replica.state.value(strategy: .set, key: "k")) ?? []
-        var after = before
+        var after = PropertyListValue.elements(of: replicas[device].state.value(strategy: .set, key: "k")) ?? []
         if removes { after.remove(.string(element)) } else { after.insert(.string(element)) }
-        let value: PropertyListValue? = .array(after.sorted { $0.logDescription < $1.logDescription })
-        replica.state = replica.state.edited(to: value, dot: dot)
-        let event = Event(
-          id: events.count, device: device, element: element, value: nil, removes: removes, seen: replica.seen,
-          dot: dot)
-        events.append(event)
-        replica.seen.insert(event.id)
-        replicas[device] = replica
+        let value: PropertyListValue = .array(after.sorted { $0.logDescription < $1.logDescription })
+        write(value, by: device, element: element, number: nil, removes: removes)
       case .set(let device, let number):
-        var replica = replicas[device]
-        replica.clock += 1
-        let dot = Stamp(generation: replica.clock, origin: "d\(device)")
         let element: String? = kind == .dictionary ? (number.map { $0 % 2 == 0 ? "even" : "odd" } ?? "odd") : nil
         var value: PropertyListValue? = number.map { .integer(Int64($0)) }
         if kind == .dictionary, let element {
-          var entries = replica.state.value(strategy: .dictionary, key: "k")?.dictionaryEntries ?? [:]
+          var entries = replicas[device].state.value(strategy: .dictionary, key: "k")?.dictionaryEntries ?? [:]
           entries[element] = value
           value = .dictionary(entries)
         }
-        replica.state = replica.state.edited(to: value, dot: dot)
-        let event = Event(
-          id: events.count, device: device, element: element, value: number, removes: false, seen: replica.seen,
-          dot: dot)
-        events.append(event)
-        replica.seen.insert(event.id)
-        replicas[device] = replica
+        write(value, by: device, element: element, number: number, removes: false)
       }
       for (index, replica) in replicas.enumerated() {
         let strategy: MergeStrategy = kind == .set ? .set : kind == .max ? .max : .dictionary

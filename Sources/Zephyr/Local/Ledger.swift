@@ -211,21 +211,21 @@ enum LedgerCodec {
 
   /// A clock record: an empty key (no synced key is empty) and kind 3.
   private static func appendClock(_ clock: UInt64, to bytes: inout [UInt8]) {
-    var payload: [UInt8] = []
-    appendString("", to: &payload)
-    payload.append(3)
-    appendWord(clock, to: &payload)
-    appendWord(UInt64(payload.count), to: &bytes)
-    bytes += payload
-    appendWord(checksum(payload), to: &bytes)
+    appendLedgerRecord(kind: 3, to: &bytes) { appendWord(clock, to: &$0) }
   }
 
   /// An incarnation record: an empty key and kind 4.
   private static func appendIncarnation(_ incarnation: String, to bytes: inout [UInt8]) {
+    appendLedgerRecord(kind: 4, to: &bytes) { appendString(incarnation, to: &$0) }
+  }
+
+  /// A record of the ledger itself (not of a key): the empty key, `kind`, then `body`,
+  /// framed and checksummed like every record.
+  private static func appendLedgerRecord(kind: UInt8, to bytes: inout [UInt8], _ body: (inout [UInt8]) -> Void) {
     var payload: [UInt8] = []
     appendString("", to: &payload)
-    payload.append(4)
-    appendString(incarnation, to: &payload)
+    payload.append(kind)
+    body(&payload)
     appendWord(UInt64(payload.count), to: &bytes)
     bytes += payload
     appendWord(checksum(payload), to: &bytes)
