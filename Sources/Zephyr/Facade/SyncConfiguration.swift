@@ -83,14 +83,14 @@ public struct SyncConfiguration: Sendable {
   public var logHandler: LogHandler?
 
   /// The folder for the ledger file. When `nil`, the user's Application Support folder
-  /// (`~/.local/share` on Linux), subfolder `Zephyr`. When set, each process keeps its
-  /// ledger and device id in a subfolder of its own (see ``processIdentity``), so an app
-  /// and its extensions may all be given one folder of their app-group container.
+  /// (`~/.local/share` on Linux), subfolder `Zephyr`. Each process keeps its ledger and
+  /// device id in a subfolder of its own (see ``processIdentity``), so an app and its
+  /// extensions may all be given one folder of their app-group container.
   public var ledgerDirectory: URL?
 
   /// Which of the app's processes this is (the app, a widget, a share extension), for
-  /// processes given one ``ledgerDirectory``: each keeps its own ledger and device id in
-  /// the subfolder `process-<identity>`, so that one never overwrites another's history
+  /// processes that share a ledger folder: each keeps its own ledger and device id in the
+  /// subfolder `process-<identity>` of ``ledgerDirectory``, so that one never overwrites another's history
   /// or writes under its name. `nil` (the default): the bundle identifier (an extension's
   /// differs from its app's), else the process name. Tests that model several processes
   /// in one set it per coordinator.

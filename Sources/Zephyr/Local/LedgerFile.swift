@@ -10,30 +10,27 @@ struct LedgerFile: Sendable {
   /// process subfolder. Other domains, or other processes, may have written them too.
   let legacyURLs: [URL]
 
-  /// The ledger of `domainName`: in `directory/process-<process>` when a directory is
-  /// given (`process`: the bundle identifier, else the process name, when `nil`), else in
-  /// the Application Support folder's `Zephyr` subfolder.
+  /// The ledger of `domainName`, in the subfolder `process-<process>` of `directory`
+  /// (`process`: the bundle identifier, else the process name, when `nil`), or of the
+  /// Application Support folder's `Zephyr` subfolder: processes that share a folder (an
+  /// app group's container, or an app and its helper outside a sandbox) never share a
+  /// ledger.
   init(directory: URL?, domainName: String, process: String? = nil) {
     let name = LedgerFileName.name(for: domainName)
     let legacyName = LedgerFileName.legacyName(for: domainName)
     let hasLegacyName = legacyName != name && legacyName.utf8.count <= LedgerFileName.maximumLength
-    let folder: URL
-    var legacy: [URL] = []
-    if let directory {
-      let identity = process ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
-      folder = directory.appendingPathComponent(
-        String(LedgerFileName.name(for: "process-" + identity).dropLast(LedgerFileName.suffix.count)),
-        isDirectory: true)
-      legacy =
-        [directory.appendingPathComponent(name)] + (hasLegacyName ? [directory.appendingPathComponent(legacyName)] : [])
-    } else {
-      folder =
-        (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-        ?? FileManager.default.temporaryDirectory).appendingPathComponent("Zephyr", isDirectory: true)
-    }
+    let parent =
+      directory
+      ?? (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+      ?? FileManager.default.temporaryDirectory).appendingPathComponent("Zephyr", isDirectory: true)
+    let identity = process ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+    let folder = parent.appendingPathComponent(
+      String(LedgerFileName.name(for: "process-" + identity).dropLast(LedgerFileName.suffix.count)),
+      isDirectory: true)
     url = folder.appendingPathComponent(name)
-    if hasLegacyName { legacy.append(folder.appendingPathComponent(legacyName)) }
-    legacyURLs = legacy
+    // Earlier versions kept it in the parent folder itself, under either name.
+    legacyURLs =
+      [parent.appendingPathComponent(name)] + (hasLegacyName ? [parent.appendingPathComponent(legacyName)] : [])
   }
 
   /// Whether a ledger of this domain is on disk, under its name or a legacy one.

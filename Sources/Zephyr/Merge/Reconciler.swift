@@ -133,7 +133,10 @@ enum Reconciler {
   ) -> Decision {
     var remote = RemoteState(storeValue: storeValue)
     let agreed = max(ledger?.generation ?? 0, clock)
-    if let stamp = remote.stamp, let reason = Generation.implausibility(of: stamp.generation, agreed: agreed) {
+    // (A state's context may claim writes far above its own stamp: it is checked too,
+    // or a forged one would pin this device's clock.)
+    let claimed = max(remote.stamp?.generation ?? 0, remote.replicaContextMaximum)
+    if claimed > 0, let reason = Generation.implausibility(of: claimed, agreed: agreed) {
       remote = .malformed(reason: reason)
     }
     let problem: RefusalReason? =
@@ -142,7 +145,7 @@ enum Reconciler {
       case .unsupported(let version): .unsupportedFormat(version)
       case .absent, .record, .replica, .foreign: nil
       }
-    if let kind = remote.replicaKind ?? ledger?.state?.kind ?? ReplicaKind(strategy) {
+    if let kind = remote.replicaKind ?? ledger?.state?.kind ?? ReplicaKind(strategy, value: local) {
       var decision = StrategyReconciler.decide(
         StrategyReconciler.Input(
           key: key, local: local, remote: remote, ledger: ledger, declared: strategy, kind: kind,
@@ -306,6 +309,11 @@ extension RemoteState {
     case .replica(let record): record.stamp
     case .absent, .foreign, .malformed, .unsupported: nil
     }
+  }
+
+  /// The highest generation a state record's context claims; 0 for other values.
+  var replicaContextMaximum: UInt64 {
+    if case .replica(let record) = self { record.state.context.maximum } else { 0 }
   }
 
   /// The strategy a record of the state format names.

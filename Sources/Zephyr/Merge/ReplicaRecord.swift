@@ -64,12 +64,20 @@ extension ReplicaState {
     let writers = context.sortedEntries
     let index = Dictionary(uniqueKeysWithValues: writers.enumerated().map { ($1.origin, $0) })
     let list: [PropertyListValue] = dots.map { dot in
-      .array([.integer(Int64(index[dot.origin] ?? 0)), .integer(Int64(dot.generation))] + (groups[dot] ?? []))
+      let parts = groups[dot] ?? []
+      return .array(
+        [.integer(Int64(index[dot.origin] ?? 0)), .integer(Int64(dot.generation))]
+          + (kind == .packedSet && !parts.isEmpty ? [.data(PackedIntegers.encode(Self.ids(parts)))] : parts))
     }
     return [
       .string(kind.rawValue), .array(writers.map { .string($0.origin) }),
       .data(Varint.encode(writers.map(\.generation))), .array(list),
     ]
+  }
+
+  /// The ids of a packed set's parts.
+  static func ids(_ parts: [PropertyListValue]) -> [UInt64] {
+    parts.compactMap { if case .unsignedInteger(let id) = $0 { id } else { nil } }
   }
 
   /// The most writers a state may name: far more devices (and app extensions, and
@@ -106,7 +114,12 @@ extension ReplicaState {
         index >= 0, index < origins.count, case .integer(let generation) = group[1], generation >= 1
       else { return broken("state group is not a writer, a generation and parts") }
       let dot = Stamp(generation: UInt64(generation), origin: origins[Int(index)])
-      let parts = Array(group[2...])
+      var parts = Array(group[2...])
+      if kind == .packedSet, !parts.isEmpty {
+        // One write's ids, packed.
+        guard parts.count == 1, let ids = parts[0].packedIds else { return broken("state group holds no packed ids") }
+        parts = ids.map { .unsignedInteger($0) }
+      }
       guard context.includes(dot), groups[dot] == nil else {
         return broken("state group names a write it has not seen")
       }

@@ -46,6 +46,11 @@ extension ReplicaState {
       self = ReplicaState(kind: kind, groups: [:], context: versions).edited(to: value, dot: own)
       return
     }
-    self.init(kind: kind, groups: groups.filter { versions.includes($0.key) }, context: versions)
+    // (The parts of one first-format write come in the order of a value some device
+    // holds, which may differ between devices: a `.union` write's are put in one order.)
+    let canonical = groups.mapValues { parts in
+      kind == .union ? parts.sorted { $0.fingerprint.rawValue < $1.fingerprint.rawValue } : parts
+    }
+    self.init(kind: kind, groups: canonical.filter { versions.includes($0.key) }, context: versions)
   }
 }

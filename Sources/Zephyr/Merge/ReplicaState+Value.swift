@@ -18,6 +18,8 @@ extension ReplicaState {
       var seen = Set<Fingerprint>()
       // (Only presence marks left: an empty array.)
       return .array(parts.map(\.part).filter { seen.insert($0.fingerprint).inserted })
+    case .packedSet:
+      return groups.isEmpty ? nil : .data(PackedIntegers.encode(heldIds.sorted()))
     case .dictionary:
       return groups.isEmpty ? nil : .dictionary(entries)
     case .max, .min, .custom:
@@ -40,6 +42,13 @@ extension ReplicaState {
       }
       return result
     }
+  }
+
+  /// A packed set's ids, every group's.
+  private var heldIds: Set<UInt64> {
+    var ids = Set<UInt64>()
+    for parts in groups.values { for case .unsignedInteger(let id) in parts { ids.insert(id) } }
+    return ids
   }
 
   /// A dictionary state's entries: each key's latest write.
@@ -74,6 +83,14 @@ extension ReplicaState {
       }
       var held = Set(groups.values.joined().map(\.fingerprint))
       added = items.filter { held.insert($0.fingerprint).inserted }
+    case .packedSet:
+      let shown = Set(value?.packedIds ?? [])
+      for (groupDot, parts) in groups {
+        groups[groupDot] = Self.kept(parts, value: value) { part in
+          if case .unsignedInteger(let id) = part { shown.contains(id) } else { false }
+        }
+      }
+      added = shown.subtracting(heldIds).sorted().map { .unsignedInteger($0) }
     case .dictionary:
       let target = value?.dictionaryEntries ?? [:]
       let current = entries
@@ -113,12 +130,15 @@ extension ReplicaState {
 
   /// Whether `local` (a value read from `UserDefaults`, or its absence) is the value
   /// `merged` (this state's): arrays compared as sets, entries and values by
-  /// fingerprint, a missing collection as an empty one.
+  /// fingerprint; an empty collection is not a missing one (a delete).
   func shows(_ local: PropertyListValue?, merged: PropertyListValue?) -> Bool {
+    guard (local == nil) == (merged == nil) else { return false }
     switch kind {
     case .set, .union:
       return Set((local?.arrayItems ?? []).map(\.fingerprint)) == Set((merged?.arrayItems ?? []).map(\.fingerprint))
         && kind.canMerge(local)
+    case .packedSet:
+      return kind.canMerge(local) && Set(local?.packedIds ?? []) == Set(merged?.packedIds ?? [])
     case .dictionary:
       let (mine, theirs) = (local?.dictionaryEntries ?? [:], merged?.dictionaryEntries ?? [:])
       return kind.canMerge(local) && mine.count == theirs.count
@@ -134,7 +154,7 @@ extension ReplicaState {
   /// sibling, of the key or of an entry, hides behind it. (Elements always show.)
   func showsAllItHolds(_ value: PropertyListValue?) -> Bool {
     switch kind {
-    case .set, .union: return true
+    case .set, .union, .packedSet: return true
     case .dictionary:
       let shown = value?.dictionaryEntries ?? [:]
       return parts.allSatisfy { Self.entry($0.part).map { shown[$0.key] == $0.value } ?? false }

@@ -58,6 +58,12 @@ enum StrategyReconciler {
         action: .skip(reason: "a \(kind.rawValue) strategy cannot merge a \(input.local?.kindName ?? "value")"),
         problem: .strategyCannotMerge(strategy: kind.rawValue, value: input.local?.kindName ?? "value"))
     }
+    if case .foreign(let value) = input.remote, !kind.canMerge(value) {
+      // (A plain array under a packed set, say: neither taken nor overwritten.)
+      return Reconciler.Decision(
+        action: .skip(reason: "the store holds a \(value.kindName) the \(kind.rawValue) strategy cannot merge"),
+        problem: .strategyCannotMerge(strategy: kind.rawValue, value: "\(value.kindName) in the store"))
+    }
     let (remote, remoteStamp, upgrading) = storeState(of: input.remote, kind: kind)
     if case .unsupported(let version) = input.remote {
       return Reconciler.Decision(action: .skip(reason: "store holds record format \(version), newer than this Zephyr"))
@@ -76,7 +82,13 @@ enum StrategyReconciler {
     }
     let mine: ReplicaState
     var edited = true
-    if let base, base.shows(local, merged: base.value(strategy: input.declared, key: input.key)) {
+    // Unchanged when the local value is what the device last wrote or agreed on (its
+    // fingerprint), or what the cached state shows: a `.custom` rule declared only
+    // after a merge shows another value, which is no edit.
+    if let base,
+      input.ledger?.agrees(with: local) == true
+        || base.shows(local, merged: base.value(strategy: input.declared, key: input.key))
+    {
       mine = base
       edited = false
     } else if let base {

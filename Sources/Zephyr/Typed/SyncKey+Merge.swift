@@ -84,3 +84,4 @@ extension Array: SetSyncValue where Element: SyncValue {}
 extension Optional: SetSyncValue where Wrapped: SetSyncValue {}
 extension Dictionary: KeyedSyncValue where Key == String, Value: SyncValue {}
 extension Optional: KeyedSyncValue where Wrapped: KeyedSyncValue {}
+extension PackedSet: SetSyncValue {}
