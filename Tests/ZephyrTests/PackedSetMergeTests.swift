@@ -92,6 +92,51 @@ struct PackedSetMergeTests {
   }
 }
 
+extension PackedSetMergeTests {
+  /// `insert(_:into:)`, `insert(contentsOf:into:)`, `remove(_:from:)` and
+  /// `remove(contentsOf:from:)` edit a set key element by element, each one push, and
+  /// the edits of two devices made at once all survive.
+  @Test func elementEditsOnTwoDevicesAllSurvive() {
+    let favorites = SyncKey<[String]>("favorites", default: [], merge: .set)
+    let harness = Harness()
+    let (a, b) = (harness.device("A"), harness.device("B"))
+    a.coordinator.insert(contentsOf: [1, 2, 3], into: Self.read)
+    a.coordinator.insert("home", into: favorites)
+    a.settle()
+    for _ in 0..<2 { harness.round() }
+    let writes = a.store.statistics.writes
+    a.coordinator.insert(4, into: Self.read)
+    a.settle()
+    #expect(a.store.statistics.writes == writes + 1, "one element, one push")
+    b.coordinator.remove(2, from: Self.read)
+    b.coordinator.insert(contentsOf: ["work", "gym"], into: favorites)
+    b.coordinator.remove(contentsOf: [3], from: Self.read)
+    a.coordinator.remove("home", from: favorites)
+    a.settle()
+    b.settle()
+    for _ in 0..<3 { harness.round() }
+    for device in [a, b] {
+      #expect(ids(device) == [1, 4], "\(device.name)")
+      #expect(Set(device.coordinator[favorites]) == ["work", "gym"], "\(device.name)")
+    }
+    #expect(a.coordinator[Self.read].contains(4))
+  }
+
+  /// The facade's element edits forward to the shared coordinator.
+  @Test func theFacadeEditsElementsOfTheSharedCoordinator() {
+    let harness = Harness()
+    let a = harness.device("A")
+    SharedFacade.using(a.coordinator) {
+      Zephyr.insert(7, into: Self.read)
+      Zephyr.insert(contentsOf: [8, 9], into: Self.read)
+      Zephyr.remove(8, from: Self.read)
+      Zephyr.remove(contentsOf: [9], from: Self.read)
+    }
+    a.settle()
+    #expect(ids(a) == [7])
+  }
+}
+
 extension Array {
   fileprivate func chunked(into size: Int) -> [[Element]] {
     stride(from: 0, to: count, by: size).map { Array(self[$0..<Swift.min($0 + size, count)]) }

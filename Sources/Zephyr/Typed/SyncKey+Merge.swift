@@ -58,10 +58,22 @@ extension SyncKey.Merge where Value: KeyedSyncValue {
 /// type whose raw value conforms may declare it too.
 public protocol ComparableSyncValue: SyncValue {}
 
-/// A value `.set` and `.union` can merge: a collection stored as an array.
+/// A value `.set` and `.union` can merge: a collection of elements, stored as an array
+/// (or, for a ``PackedSet``, as packed ids).
 ///
-/// Arrays of ``SyncValue`` elements and their optionals conform.
-public protocol SetSyncValue: SyncValue {}
+/// Arrays of ``SyncValue`` elements, ``PackedSet`` and their optionals conform. The
+/// element-level edits (``SyncCoordinator/insert(_:into:)`` and its kin) use its
+/// requirements.
+public protocol SetSyncValue: SyncValue {
+  /// The type of the collection's elements.
+  associatedtype SetElement
+  /// The empty collection.
+  init()
+  /// Adds each element the collection does not hold yet.
+  mutating func insertElements(_ elements: some Sequence<SetElement>)
+  /// Removes every occurrence of each element.
+  mutating func removeElements(_ elements: some Sequence<SetElement>)
+}
 
 /// A value `.dictionary` can merge: stored as a property-list dictionary.
 ///
@@ -80,8 +92,58 @@ extension Double: ComparableSyncValue {}
 extension String: ComparableSyncValue {}
 extension Date: ComparableSyncValue {}
 extension Optional: ComparableSyncValue where Wrapped: ComparableSyncValue {}
-extension Array: SetSyncValue where Element: SyncValue {}
-extension Optional: SetSyncValue where Wrapped: SetSyncValue {}
+extension Array: SetSyncValue where Element: SyncValue {
+  /// An array's elements.
+  public typealias SetElement = Element
+
+  /// Appends each element whose stored form the array does not hold yet.
+  public mutating func insertElements(_ elements: some Sequence<Element>) {
+    var held = Set(compactMap { (try? $0.propertyList)??.fingerprint })
+    for element in elements {
+      guard let stored = (try? element.propertyList) ?? nil, held.insert(stored.fingerprint).inserted else { continue }
+      append(element)
+    }
+  }
+
+  /// Removes every element whose stored form is one of `elements`'.
+  public mutating func removeElements(_ elements: some Sequence<Element>) {
+    let gone = Set(elements.compactMap { (try? $0.propertyList)??.fingerprint })
+    removeAll { element in ((try? element.propertyList) ?? nil).map { gone.contains($0.fingerprint) } ?? false }
+  }
+}
+
+extension Optional: SetSyncValue where Wrapped: SetSyncValue {
+  /// An optional collection's elements are its collection's.
+  public typealias SetElement = Wrapped.SetElement
+
+  /// `nil`, the key's missing value.
+  public init() { self = nil }
+
+  /// Adds to the collection, creating it when missing.
+  public mutating func insertElements(_ elements: some Sequence<Wrapped.SetElement>) {
+    var collection = self ?? Wrapped()
+    collection.insertElements(elements)
+    self = collection
+  }
+
+  /// Removes from the collection, when there is one.
+  public mutating func removeElements(_ elements: some Sequence<Wrapped.SetElement>) {
+    self?.removeElements(elements)
+  }
+}
 extension Dictionary: KeyedSyncValue where Key == String, Value: SyncValue {}
 extension Optional: KeyedSyncValue where Wrapped: KeyedSyncValue {}
-extension PackedSet: SetSyncValue {}
+extension PackedSet: SetSyncValue {
+  /// A packed set's ids.
+  public typealias SetElement = Element
+
+  /// Inserts every id.
+  public mutating func insertElements(_ elements: some Sequence<Element>) {
+    formUnion(PackedSet(elements))
+  }
+
+  /// Removes every id.
+  public mutating func removeElements(_ elements: some Sequence<Element>) {
+    subtract(PackedSet(elements))
+  }
+}
