@@ -22,6 +22,12 @@ struct LedgerFile: Sendable {
       ? nil : folder.appendingPathComponent(legacyName)
   }
 
+  /// A file beside the ledger whose presence records that the store's initial download
+  /// happened (see ``InitialDownload``).
+  var initialDownloadMarker: URL {
+    url.deletingLastPathComponent().appendingPathComponent("initial-download-done")
+  }
+
   /// Whether a ledger of this domain is on disk, under its name or its legacy one.
   var exists: Bool {
     FileManager.default.fileExists(atPath: url.path)
