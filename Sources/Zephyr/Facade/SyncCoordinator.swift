@@ -50,6 +50,9 @@ import Foundation
 /// - ``store``
 /// - ``domainName``
 ///
+/// ### Launch
+/// - ``waitForInitialDownload(timeout:)``
+///
 /// ### Diagnostics
 /// - ``status``
 public final class SyncCoordinator: Sendable {

@@ -64,7 +64,9 @@ extension SyncCoordinator {
         state.status.clearTypedRefusal(of: key)
       }
     }
+    // Streams learn the held sets, and the values they could not read meanwhile.
     if !sets.isEmpty { publishChanges(of: sets.map(\.key)) }
+    drainChangesIfIdle()
     state.withLock { state in
       var front = requests
       if !sets.isEmpty, !front.contains(.localEdits) {
@@ -103,6 +105,7 @@ extension SyncCoordinator {
       return available && state.protectedData.hasWork
     }
     if resume { run(.protectedDataAvailable) }
+    if available { drainChangesIfIdle() }
   }
 
   /// The launch's or the foreground's `synchronize()`: put off while protected data is

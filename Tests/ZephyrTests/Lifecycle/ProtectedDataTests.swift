@@ -106,6 +106,18 @@ import ZephyrTesting
     #expect(b.value("theme") == .string("noon"))
   }
 
+  /// A stream cannot read the value while locked: it yields nothing (not the default)
+  /// until the data is available, then the stored value.
+  @Test func aStreamMadeWhileLockedYieldsTheStoredValueOnceUnlocked() async {
+    let (harness, a, _) = agreedPair()
+    a.faithful.isProtectedDataAvailable = false
+    let stream = a.coordinator.changes(of: Self.theme)
+    a.faithful.isProtectedDataAvailable = true
+    var values = stream.makeAsyncIterator()
+    #expect(await values.next() == "dusk")
+    withExtendedLifetime(harness) {}
+  }
+
   /// The check never mistakes a real reset for a locked device: an emptied domain, while
   /// protected data is available, is still a reset, and the store's values come back.
   @Test func aRealResetIsStillAReset() {
