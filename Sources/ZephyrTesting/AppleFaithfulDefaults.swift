@@ -50,7 +50,34 @@ import Zephyr
 /// subclass inherits that; on Apple platforms it inherits the SDK's `Sendable`. Its own
 /// state (``writeInterceptor``) is guarded by a lock, so an instance may be shared between
 /// threads wherever a `UserDefaults` may.
-public final class AppleFaithfulDefaults: UserDefaults {
+///
+/// ## Before the first unlock
+///
+/// Set ``isProtectedDataAvailable`` to `false` to model a launch before the first unlock
+/// after a restart (or a prewarmed launch then). Apple documents that files protected
+/// until first user authentication — the default class of an app's container, which
+/// `UserDefaults`' own file has — cannot be read until the person unlocks the device, and
+/// `UIApplication.isProtectedDataAvailable` is `false` meanwhile. It documents nothing
+/// about `UserDefaults` writes in that state; developers report (Christian Selig, "Beware
+/// UserDefaults", 2024, and others since iOS 15's prewarming) that reads return nothing
+/// and that a value written then is kept in memory and later saved over the stored one.
+/// So, while unavailable:
+///
+/// - Reads (`object(forKey:)` and the typed getters built on it, `persistentDomain(forName:)`,
+///   `dictionaryRepresentation()`) return only what this instance wrote meanwhile: the
+///   stored values are invisible.
+/// - Writes are kept in memory, announced as usual, and written over the stored values
+///   when the data becomes available: a write made then replaces what was stored, as on a
+///   device.
+/// - The folders in ``protectedDirectories`` are out of reach: moved aside, so nothing in
+///   them can be opened. Whatever is created at their paths meanwhile is moved to
+///   `<folder>.written-while-unavailable` when they come back, for a test to find.
+/// - Setting it posts `UIApplicationProtectedDataWillBecomeUnavailable`, and setting it
+///   back `UIApplicationProtectedDataDidBecomeAvailable`, on `NotificationCenter.default`
+///   with this instance as the object, as iOS posts them: a `SyncCoordinator` over this
+///   suite hears them, and asks ``isProtectedDataAvailable`` before every operation
+///   (``ProtectedDataReporting``). Flipping the switch is all a test does.
+public final class AppleFaithfulDefaults: UserDefaults, ProtectedDataReporting {
   /// One write, as ``writeInterceptor`` sees it: what the call is about to change.
   public enum Write: Sendable, Hashable {
     /// `key` is about to be given a value (by `set(_:forKey:)` or a typed overload).
@@ -78,6 +105,24 @@ public final class AppleFaithfulDefaults: UserDefaults {
   }
 
   private let interceptor = Locked<(@Sendable (Write) -> Bool)?>(nil)
+  private let protection = Locked(ProtectedDataEmulation())
+
+  /// Whether protected data is available: `true` by default; `false` models the device
+  /// before its first unlock (see the type's discussion). Becoming available writes what
+  /// was written meanwhile over the stored values and brings ``protectedDirectories``
+  /// back; then the notification is posted, on the setting thread, with no lock held.
+  public var isProtectedDataAvailable: Bool {
+    get { protection.withLock { $0.isAvailable } }
+    set { setProtectedDataAvailable(newValue) }
+  }
+
+  /// Folders that cannot be read while protected data is unavailable, such as a
+  /// coordinator's ledger folder (``SyncConfiguration/ledgerDirectory``). Set it while the
+  /// data is available.
+  public var protectedDirectories: [URL] {
+    get { protection.withLock { $0.directories } }
+    set { protection.withLock { $0.directories = newValue } }
+  }
 
   /// Creates defaults for the suite `suiteName`, or, when `nil`, for the current app's
   /// settings (Apple: "If you specify `nil`, this method returns a defaults object that
@@ -88,7 +133,35 @@ public final class AppleFaithfulDefaults: UserDefaults {
   /// suite share their values, but each posts only for its own writes.
   public override init?(suiteName: String?) {
     Self.installPostProbe()
+    suiteNameForProtectedData = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
     super.init(suiteName: suiteName)
+  }
+
+  /// The persistent domain a whole-domain write made while protected data was unavailable
+  /// is saved to.
+  private let suiteNameForProtectedData: String
+
+  // MARK: - Reads
+
+  /// The value of `key`; while protected data is unavailable, only a value this instance
+  /// wrote meanwhile.
+  public override func object(forKey defaultName: String) -> Any? {
+    if let hidden = whileUnavailable({ $0.visibleValues[defaultName] }) { return hidden?.foundationValue }
+    return super.object(forKey: defaultName)
+  }
+
+  /// The persistent domain `domainName`; while protected data is unavailable, only what
+  /// this instance wrote meanwhile.
+  public override func persistentDomain(forName domainName: String) -> [String: Any]? {
+    if let hidden = whileUnavailable({ $0.visibleValues }) { return hidden.mapValues(\.foundationValue) }
+    return super.persistentDomain(forName: domainName)
+  }
+
+  /// Every visible value; while protected data is unavailable, only what this instance
+  /// wrote meanwhile.
+  public override func dictionaryRepresentation() -> [String: Any] {
+    if let hidden = whileUnavailable({ $0.visibleValues }) { return hidden.mapValues(\.foundationValue) }
+    return super.dictionaryRepresentation()
   }
 
   // MARK: - Writes
@@ -101,51 +174,51 @@ public final class AppleFaithfulDefaults: UserDefaults {
   /// offered to ``writeInterceptor`` as ``Write/remove(key:)``.
   public override func set(_ value: Any?, forKey defaultName: String) {
     guard let value, let value = PropertyListValue.unwrapOptionals(value) else {
-      perform(.remove(key: defaultName)) { super.removeObject(forKey: defaultName) }
+      perform(.remove(key: defaultName), holding: .removed) { super.removeObject(forKey: defaultName) }
       return
     }
-    perform(.set(key: defaultName)) { super.set(value, forKey: defaultName) }
+    perform(.set(key: defaultName), holding: Self.held(value)) { super.set(value, forKey: defaultName) }
   }
 
   /// Sets `key` to the integer `value` (stored as a number), then posts
   /// `didChangeNotification` once.
   public override func set(_ value: Int, forKey defaultName: String) {
-    perform(.set(key: defaultName)) { super.set(value, forKey: defaultName) }
+    perform(.set(key: defaultName), holding: Self.held(value)) { super.set(value, forKey: defaultName) }
   }
 
   /// Sets `key` to the float `value` (stored as a number), then posts
   /// `didChangeNotification` once.
   public override func set(_ value: Float, forKey defaultName: String) {
-    perform(.set(key: defaultName)) { super.set(value, forKey: defaultName) }
+    perform(.set(key: defaultName), holding: Self.held(value)) { super.set(value, forKey: defaultName) }
   }
 
   /// Sets `key` to the double `value` (stored as a number), then posts
   /// `didChangeNotification` once.
   public override func set(_ value: Double, forKey defaultName: String) {
-    perform(.set(key: defaultName)) { super.set(value, forKey: defaultName) }
+    perform(.set(key: defaultName), holding: Self.held(value)) { super.set(value, forKey: defaultName) }
   }
 
   /// Sets `key` to the Boolean `value` (stored as a number), then posts
   /// `didChangeNotification` once.
   public override func set(_ value: Bool, forKey defaultName: String) {
-    perform(.set(key: defaultName)) { super.set(value, forKey: defaultName) }
+    perform(.set(key: defaultName), holding: Self.held(value)) { super.set(value, forKey: defaultName) }
   }
 
   /// Sets `key` to `url` as Foundation stores URLs (on Linux, the path only), then posts
   /// `didChangeNotification` once. A `nil` URL removes the key, as ``removeObject(forKey:)``.
   public override func set(_ url: URL?, forKey defaultName: String) {
     guard let url else {
-      perform(.remove(key: defaultName)) { super.removeObject(forKey: defaultName) }
+      perform(.remove(key: defaultName), holding: .removed) { super.removeObject(forKey: defaultName) }
       return
     }
-    perform(.set(key: defaultName)) { super.set(url, forKey: defaultName) }
+    perform(.set(key: defaultName), holding: Self.held(url.path)) { super.set(url, forKey: defaultName) }
   }
 
   /// Removes `key` from this suite's persistent domain, then posts `didChangeNotification`
   /// (Apple: "After you remove the key, the system generates a `didChangeNotification` for
   /// registered observers"). Posts even when the key had no value: one call, one post.
   public override func removeObject(forKey defaultName: String) {
-    perform(.remove(key: defaultName)) { super.removeObject(forKey: defaultName) }
+    perform(.remove(key: defaultName), holding: .removed) { super.removeObject(forKey: defaultName) }
   }
 
   /// Replaces the persistent domain `domainName` with `domain`, then posts
@@ -155,7 +228,7 @@ public final class AppleFaithfulDefaults: UserDefaults {
   ///
   /// On Linux, Foundation posts this notification itself; this class then adds none.
   public override func setPersistentDomain(_ domain: [String: Any], forName domainName: String) {
-    perform(.setPersistentDomain(name: domainName), foundationMayReenter: false) {
+    perform(.setPersistentDomain(name: domainName), holdingDomain: domain, foundationMayReenter: false) {
       super.setPersistentDomain(domain, forName: domainName)
     }
   }
@@ -165,7 +238,7 @@ public final class AppleFaithfulDefaults: UserDefaults {
   ///
   /// On Linux, Foundation posts this notification itself; this class then adds none.
   public override func removePersistentDomain(forName domainName: String) {
-    perform(.removePersistentDomain(name: domainName), foundationMayReenter: false) {
+    perform(.removePersistentDomain(name: domainName), holdingDomain: [:], foundationMayReenter: false) {
       super.removePersistentDomain(forName: domainName)
     }
   }
@@ -180,7 +253,13 @@ public final class AppleFaithfulDefaults: UserDefaults {
   /// before any post is Foundation's own routing (`set(Int)` calling `set(Any?)`): it runs
   /// its Foundation body directly, without interceptor or post. Any other nested call (an
   /// observer writing back from Foundation's post) is a call of its own.
-  private func perform(_ write: Write, foundationMayReenter: Bool = true, _ body: () -> Void) {
+  ///
+  /// While protected data is unavailable, the write is kept in memory instead (`holding`
+  /// one key, or `holdingDomain`, a whole domain) and announced.
+  private func perform(
+    _ write: Write, holding: ProtectedDataEmulation.Held? = nil, holdingDomain: [String: Any]? = nil,
+    foundationMayReenter: Bool = true, _ body: () -> Void
+  ) {
     LockAudit.assertNoLockHeld(calling: "UserDefaults")
     let me = ObjectIdentifier(self)
     if let outer = WriteScope.current, outer.owner == me, outer.absorbsReentry, outer.posts == 0 {
@@ -188,11 +267,84 @@ public final class AppleFaithfulDefaults: UserDefaults {
       return
     }
     guard writeInterceptor?(write) ?? true else { return }
+    if hold(write, holding, holdingDomain) {
+      NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
+      return
+    }
     let scope = WriteScope(owner: me, absorbsReentry: foundationMayReenter)
     WriteScope.$current.withValue(scope) { body() }
     if scope.posts == 0 {
       NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: self)
     }
+  }
+
+  // MARK: - Protected data
+
+  /// `read` of the writes held meanwhile while protected data is unavailable; `nil` when
+  /// it is available.
+  private func whileUnavailable<Result: Sendable>(_ read: (ProtectedDataEmulation) -> Result) -> Result? {
+    protection.withLock { state in state.isAvailable ? nil : read(state) }
+  }
+
+  /// Keeps `write` in memory when protected data is unavailable; `false` when it is.
+  private func hold(_ write: Write, _ held: ProtectedDataEmulation.Held?, _ domain: [String: Any]?) -> Bool {
+    let domain = domain?.compactMapValues(PropertyListValue.init(bridging:))
+    return protection.withLock { state in
+      guard !state.isAvailable else { return false }
+      if let domain {
+        state.replacedDomain = true
+        state.held = domain.mapValues { .value($0) }
+      } else if let held, case .set(let key) = write {
+        state.held[key] = held
+      } else if let held, case .remove(let key) = write {
+        state.held[key] = held
+      }
+      return true
+    }
+  }
+
+  private func setProtectedDataAvailable(_ available: Bool) {
+    LockAudit.assertNoLockHeld(calling: "UserDefaults")
+    let change = protection.withLock {
+      state -> (held: [String: ProtectedDataEmulation.Held], replaced: Bool, directories: [URL])? in
+      guard state.isAvailable != available else { return nil }
+      state.isAvailable = available
+      defer {
+        state.held = [:]
+        state.replacedDomain = false
+      }
+      return (state.held, state.replacedDomain, state.directories)
+    }
+    guard let change else { return }
+    if available {
+      ProtectedDataEmulation.restore(change.directories)
+      // What the process wrote meanwhile is saved over the stored values.
+      if change.replaced {
+        let name = suiteNameForProtectedData
+        let values = change.held.compactMapValues { held -> Any? in
+          if case .value(let value) = held { value.foundationValue } else { nil }
+        }
+        super.setPersistentDomain(values, forName: name)
+      } else {
+        for (key, held) in change.held {
+          switch held {
+          case .value(let value): super.set(value.foundationValue, forKey: key)
+          case .removed: super.removeObject(forKey: key)
+          }
+        }
+      }
+    } else {
+      ProtectedDataEmulation.hide(change.directories)
+    }
+    let name =
+      available ? "UIApplicationProtectedDataDidBecomeAvailable" : "UIApplicationProtectedDataWillBecomeUnavailable"
+    NotificationCenter.default.post(name: Notification.Name(name), object: self)
+  }
+
+  /// A value as held while protected data is unavailable (a value that is not a property
+  /// list is dropped, as Foundation would refuse it).
+  private static func held(_ value: Any) -> ProtectedDataEmulation.Held? {
+    PropertyListValue(bridging: value).map { .value($0) }
   }
 
   /// Registers, once per process, the observer that counts the posts Foundation makes for

@@ -101,4 +101,17 @@ struct FacadeTests {
     #expect(await iterator.next() == "dusk")
     #expect(await iterator.next() == "light")
   }
+
+  /// The initial download through the facade: the status forwards, and the wait has the
+  /// coordinator's signature (a one-line forward).
+  @Test func theInitialDownloadForwardsToTheSharedCoordinator() {
+    let harness = Harness()
+    let a = harness.device("A", initiallyDownloaded: false)
+    #expect(SharedFacade.using(a.coordinator) { Zephyr.initialDownload } == .pending)
+    harness.cloud.download(to: "A")
+    a.settle()
+    #expect(SharedFacade.using(a.coordinator) { Zephyr.initialDownload } == .done)
+    let wait: (Duration) async -> InitialDownload = Zephyr.waitForInitialDownload(timeout:)
+    _ = wait
+  }
 }

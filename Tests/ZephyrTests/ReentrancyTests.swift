@@ -14,7 +14,8 @@ struct ReentrancyTests {
     Harness, TestDevice, TestDevice
   ) {
     let harness = Harness()
-    let a = harness.device("A", monitored: ["theme", "other"])
+    // One synchronize() per batch that wrote, as Zephyr 5 did: what these tests count.
+    let a = harness.device("A", monitored: ["theme", "other"]) { $0.synchronizeInterval = 0 }
     let b = harness.device("B", monitored: ["theme", "other"], configure: configureB)
     a.set(.string("base"), "theme")
     harness.round()
@@ -49,6 +50,10 @@ struct ReentrancyTests {
     let (harness, a, b) = agreedPair()
     let queue = OperationQueue()
     queue.maxConcurrentOperationCount = 1
+    // On a queue of its own (a thread libdispatch always provides), not the global pool:
+    // the poster waits for the observer, and a pooled thread may not come (see Watchdog).
+    let observerQueue = DispatchQueue(label: "app observer")  // held: the property is unowned
+    queue.underlyingQueue = observerQueue
     let calls = Locked(0)
     let coordinator = b.coordinator
     let token = NotificationCenter.default.addObserver(
@@ -58,7 +63,10 @@ struct ReentrancyTests {
       coordinator.sync(keys: ["theme"])
       calls.withLock { $0 += 1 }
     }
-    defer { NotificationCenter.default.removeObserver(token) }
+    defer {
+      NotificationCenter.default.removeObserver(token)
+      withExtendedLifetime(observerQueue) {}
+    }
     a.set(.string("dusk"), "theme")
     harness.cloud.upload()
     harness.cloud.download(to: "B")
@@ -177,7 +185,9 @@ extension ReentrancyTests {
     let (harness, a, b) = agreedPair()
     let defaults = UncheckedDefaults(b.defaults)
     let started = Locked(false)
-    let done = DispatchSemaphore(value: 0)
+    // The test awaits the task's edit without parking a thread: a thread blocked on it
+    // would hold one of the few threads Swift's executor and the global queue share.
+    let (edited, editDone) = AsyncStream<Void>.makeStream()
     let token = NotificationCenter.default.addObserver(
       forName: UserDefaults.didChangeNotification, object: b.defaults, queue: nil
     ) { _ in
@@ -190,19 +200,14 @@ extension ReentrancyTests {
       else { return }
       Task {
         defaults.value.set("from a task", forKey: "other")
-        done.signal()
+        editDone.finish()
       }
     }
     defer { NotificationCenter.default.removeObserver(token) }
     a.set(.string("dusk"), "theme")
     harness.cloud.upload()
     harness.cloud.download(to: "B")
-    await withCheckedContinuation { continuation in
-      DispatchQueue.global().async {
-        done.wait()
-        continuation.resume()
-      }
-    }
+    for await _ in edited {}
     b.settle()
     #expect(b.record("other")?.content == .value(.string("from a task")))
   }
@@ -215,11 +220,12 @@ extension ReentrancyTests {
       configuration.conflictResolver = { _ in
         if let coordinator = box.withLock({ $0 }) {
           let done = DispatchSemaphore(value: 0)
-          DispatchQueue.global().async {
+          // A thread of its own: a pooled one may not come while the resolver waits.
+          Thread {
             coordinator.sync(keys: ["theme"])
             _ = coordinator.status
             done.signal()
-          }
+          }.start()
           done.wait()
         }
         return .keepLocal

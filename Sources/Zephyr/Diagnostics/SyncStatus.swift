@@ -73,6 +73,20 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   /// The prefixes whose keys are monitored as they appear; see
   /// ``SyncCoordinator/addKeysToBeMonitored(prefix:)``.
   public var monitoredPrefixes: Set<String> = []
+  /// Whether the store's initial download has happened on this device (a new install, an
+  /// account change); see ``InitialDownload`` and
+  /// ``SyncCoordinator/waitForInitialDownload(timeout:)``.
+  public var initialDownload: InitialDownload = .unknown
+  /// Whether protected data is available: `false` while the device has not been unlocked
+  /// since it restarted (an app launched in the background, or prewarmed, before the
+  /// first unlock), when `UserDefaults` reads as empty and Zephyr's ledger cannot be read.
+  /// Zephyr then does nothing to `UserDefaults`, its ledger or the store: what was asked
+  /// (syncs, inbound events, local edits, typed sets) waits, and runs once the data is
+  /// available. See <doc:GettingStarted#Launching-before-the-first-unlock>.
+  public var isProtectedDataAvailable = true
+  /// How many operations wait for protected data to become available (see
+  /// ``isProtectedDataAvailable``); 0 when it is.
+  public var waitingOperations = 0
   /// Problems with Zephyr's own state, such as a corrupt ledger that was discarded.
   public var notes: [String]
 
@@ -124,6 +138,10 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
     if !monitoredPrefixes.isEmpty {
       row("monitored prefixes", monitoredPrefixes.sorted().map { "\($0)*" }.joined(separator: ", "))
     }
+    row("initial download", "\(initialDownload)")
+    row(
+      "protected data",
+      isProtectedDataAvailable ? "available" : "UNAVAILABLE (before the first unlock): \(waitingOperations) waiting")
     row("last push", time(lastPush))
     row("last pull", time(lastPull))
     if let lastEvent {

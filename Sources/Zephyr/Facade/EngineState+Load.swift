@@ -7,6 +7,8 @@ extension EngineState {
     -> EngineState
   {
     var notes: [String] = []
+    let isNewInstall = !ledgerFile.exists
+    let downloaded = FileManager.default.fileExists(atPath: ledgerFile.initialDownloadMarker.path)
     let deviceID = loadDeviceID(domain: domain, ledgerFile: ledgerFile, configuration: configuration, notes: &notes)
     var ledger: Ledger
     var records = 0
@@ -53,6 +55,7 @@ extension EngineState {
     state.journal.records = records
     state.journal.needsSnapshot = records == 0
     state.ledgerMayBeStale = mayBeStale
+    state.status.initialDownload = downloaded ? .done : isNewInstall ? .pending : .unknown
     for note in notes { state.note(note) }
     return state
   }
@@ -104,5 +107,32 @@ extension EngineState {
   /// Whether records written under `id` decode on every device.
   private static func isUsable(_ id: String) -> Bool {
     !id.isEmpty && id.count <= SyncRecord.maximumOriginLength
+  }
+}
+
+extension EngineState {
+  /// The state of a coordinator created while protected data is unavailable: nothing is
+  /// read yet (the suite reads as empty, the ledger cannot be read), so nothing is known.
+  /// ``adoptLoaded(_:)`` fills it in once the data is available.
+  static func waitingForProtectedData(configuration: SyncConfiguration) -> EngineState {
+    var state = EngineState(
+      configuration: configuration, deviceID: configuration.deviceID ?? "", ledger: Ledger(epoch: ""),
+      status: SyncStatus(limits: configuration.limits))
+    state.protectedData.isLoaded = false
+    state.protectedData.launchSynchronizeDeferred = true
+    state.status.isProtectedDataAvailable = false
+    return state
+  }
+
+  /// Takes what ``load(domain:ledgerFile:configuration:)`` read once protected data became
+  /// available, keeping the settings, the waiting work and the status made meanwhile.
+  mutating func adoptLoaded(_ loaded: EngineState) {
+    deviceID = loaded.deviceID
+    ledger = loaded.ledger
+    journal = loaded.journal
+    ledgerMayBeStale = loaded.ledgerMayBeStale
+    status.initialDownload = loaded.status.initialDownload
+    for text in loaded.status.notes { note(text) }
+    protectedData.isLoaded = true
   }
 }

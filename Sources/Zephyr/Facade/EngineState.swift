@@ -27,6 +27,11 @@ struct EngineState: Sendable {
   var status: SyncStatus
   var budget = StoreBudget()
   var lane = OperationLane()
+  /// When the store's `synchronize()` is next called after batches.
+  var synchronizing = SynchronizeSchedule()
+  /// What waits for protected data to become available (see
+  /// ``SyncCoordinator/admitsProtectedData(_:)``).
+  var protectedData = ProtectedDataBacklog()
   /// Log lines not yet handed to the log handler; emitted once the lock is released.
   private(set) var logs: [LogMessage] = []
 
@@ -182,6 +187,7 @@ struct EngineState: Sendable {
     snapshot.isSignedIn = isSignedIn
     snapshot.monitoredKeys = monitoredKeys
     snapshot.monitoredPrefixes = monitoredPrefixes
+    snapshot.waitingOperations = protectedData.count
     if let failure = journal.failure { snapshot.notes.append("ledger not saved: \(failure)") }
     return snapshot
   }

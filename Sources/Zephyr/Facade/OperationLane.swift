@@ -13,6 +13,9 @@ enum Request: Sendable, Equatable {
   case localEdits
   /// Pulls a crash left written ahead but maybe not applied, settled at launch.
   case settlePendingPulls
+  /// Protected data became available: run what waited for it (see
+  /// ``SyncCoordinator/admitsProtectedData(_:)``).
+  case protectedDataAvailable
 }
 
 /// Who runs an operation now, and what waits for it.

@@ -25,9 +25,20 @@ public struct SyncConfiguration: Sendable {
   /// a refused key, are logged either way.
   public var debugEnabled: Bool
 
-  /// Whether the store's `synchronize()` is called once after each batch that wrote to
-  /// it. On by default, as Apple recommends after changing values.
+  /// Whether the store's `synchronize()` is called after batches that wrote to it (Zephyr
+  /// 5's `syncUbiquitousKeyValueStoreOnChange`). On by default.
+  ///
+  /// Apple asks for the call "sparingly": the first batch calls it at once, and later ones
+  /// share at most one call per ``synchronizeInterval``, made at the end of the interval.
+  /// Whatever this says, the coordinator also calls it at launch and when the app returns
+  /// to the foreground, as Apple recommends.
   public var synchronizeOnChange: Bool
+
+  /// The shortest time between two of the `synchronize()` calls that batches ask for
+  /// (see ``synchronizeOnChange``), by ``clock``: 15 seconds by default (Apple limits
+  /// uploads to several a minute). Every batch that writes within it is covered by one call
+  /// at its end; `0` calls once per batch that wrote, as Zephyr 5 did.
+  public var synchronizeInterval: TimeInterval
 
   /// How long a tombstone stays in the store before `sync()` removes it to give its key
   /// back: 30 days by default; `nil` keeps tombstones forever. This device's ledger
@@ -108,16 +119,23 @@ public struct SyncConfiguration: Sendable {
   /// either of them wrote is lost. Costs one more `UserDefaults` write per synced change.
   public var sharedByProcesses: Bool?
 
-  /// The clock used for tombstone dates, status times and tombstone expiry. Tests inject
-  /// one; generations never depend on it. Called on the operation's thread with no lock
+  /// The clock used for tombstone dates, status times, tombstone expiry and the
+  /// ``synchronizeInterval``. Tests inject one; generations never depend on it. Called on the operation's thread with no lock
   /// held.
   public var clock: @Sendable () -> Date
+
+  /// Waits for a duration: how ``SyncCoordinator/waitForInitialDownload(timeout:)``
+  /// measures its timeout. `Task.sleep(for:)` by default; tests inject one that returns
+  /// when they say (at once, for a device that never gets the download), so that no test
+  /// sleeps. It may throw when its task is cancelled.
+  public var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
   /// Creates a configuration; every parameter has the default described on its property.
   public init(
     deviceID: String? = nil,
     debugEnabled: Bool = false,
     synchronizeOnChange: Bool = true,
+    synchronizeInterval: TimeInterval = 15,
     tombstoneLifetime: TimeInterval? = 30 * 24 * 60 * 60,
     limits: StoreLimits = .iCloud,
     warningThreshold: Double = 0.8,
@@ -130,6 +148,7 @@ public struct SyncConfiguration: Sendable {
     self.deviceID = deviceID
     self.debugEnabled = debugEnabled
     self.synchronizeOnChange = synchronizeOnChange
+    self.synchronizeInterval = synchronizeInterval
     self.tombstoneLifetime = tombstoneLifetime
     self.limits = limits
     self.warningThreshold = warningThreshold

@@ -83,6 +83,9 @@ extension SyncCoordinator {
       }
       return keys.sorted()
     }
+    // Whatever it names, the event follows the store's initial download: done once its
+    // values are written.
+    defer { initialDownloadHappened(change.reason) }
     guard !keys.isEmpty else { return }
     let agreed = ledgerEntries(of: keys)
     let local = domain.values(forKeys: keys) { key, value in agreed[key]?.agrees(with: value) ?? false }

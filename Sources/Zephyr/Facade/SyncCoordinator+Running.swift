@@ -72,6 +72,7 @@ extension SyncCoordinator {
   /// Runs one request as one operation; returns what it left to do.
   private func execute(_ request: Request) -> OperationEffects {
     var effects = OperationEffects(observed: changeObservers.withLock { $0.observedKeys })
+    guard admitsProtectedData(request) else { return effects }
     state.withLock { state in
       state.lane.localWrites = 0
       state.lane.announcements = 0
@@ -83,10 +84,9 @@ extension SyncCoordinator {
     case .event(let change): handle(change, &effects)
     case .localEdits: pushLocalEdits(&effects)
     case .settlePendingPulls: settlePendingPulls()
+    case .protectedDataAvailable: break
     }
-    if effects.storeWritten, state.withLock({ $0.configuration.synchronizeOnChange }), mayWrite(nil) {
-      synchronizeStore()
-    }
+    synchronizeAfterBatch(wrote: effects.storeWritten)
     state.withLock { state in
       state.checkBudgetThreshold()
       if state.lane.announcements > state.lane.localWrites {
@@ -151,9 +151,43 @@ extension SyncCoordinator {
     }
   }
 
+  /// After a batch (`wrote`: it wrote to the store), or when the deferred call's timer
+  /// fires: calls the store's `synchronize()` when ``SynchronizeSchedule`` says a call is
+  /// due, or arms the timer that makes it at the end of the interval.
+  func synchronizeAfterBatch(wrote: Bool, timerFired: Bool = false) {
+    let now = self.now()
+    let decision = state.withLock { state -> SynchronizeSchedule.Decision in
+      guard state.configuration.synchronizeOnChange else { return .none }
+      return state.synchronizing.decide(
+        wrote: wrote, timerFired: timerFired, now: now, interval: state.configuration.synchronizeInterval)
+    }
+    switch decision {
+    case .none:
+      return
+    case .callNow:
+      // A deferred call whose timer fires while protected data is unavailable is made
+      // with the launch's, once it is.
+      guard mayWrite(nil), !timerFired || checkProtectedData() else {
+        if timerFired { state.withLock { $0.protectedData.launchSynchronizeDeferred = true } }
+        return
+      }
+      synchronizeStore(coveringBatches: false)
+    case .arm(let delay):
+      state.withLock { $0.debug("synchronize() deferred \(String(format: "%.1f", delay)) s: one call per interval") }
+      // Weak: a released coordinator makes no call.
+      DispatchQueue.global().asyncAfter(deadline: .now() + max(delay, 0)) { [weak self] in
+        self?.synchronizeAfterBatch(wrote: false, timerFired: true)
+        self?.emitLogs()
+      }
+      return
+    }
+  }
+
   /// Calls the store's `synchronize()` and records what it returned; the first `false`
-  /// of a run of them is logged as a warning.
-  func synchronizeStore() {
+  /// of a run of them is logged as a warning. `coveringBatches`: a launch or foreground
+  /// call, which also covers the batches whose call ``SynchronizeSchedule`` deferred.
+  func synchronizeStore(coveringBatches: Bool = true) {
+    if coveringBatches { state.withLock { $0.synchronizing.covered() } }
     let succeeded = store.synchronize()
     state.withLock { state in
       if !succeeded, state.status.lastSynchronizeSucceeded != false {
@@ -244,6 +278,7 @@ extension Request {
     case .event(let change): "a \(change.reason) event"
     case .localEdits: "a local edit"
     case .settlePendingPulls: "settling interrupted pulls"
+    case .protectedDataAvailable: "resuming once protected data is available"
     }
   }
 }

@@ -50,6 +50,9 @@ import Foundation
 /// - ``store``
 /// - ``domainName``
 ///
+/// ### Launch
+/// - ``waitForInitialDownload(timeout:)``
+///
 /// ### Diagnostics
 /// - ``status``
 public final class SyncCoordinator: Sendable {
@@ -60,6 +63,10 @@ public final class SyncCoordinator: Sendable {
 
   let domain: UserDefaultsDomain
   let ledgerFile: LedgerFile
+  /// The check made before each operation where the suite does not report protected data.
+  let protectedDataProbe: ProtectedDataProbe
+  /// Callers of ``waitForInitialDownload(timeout:)`` waiting now.
+  let downloadWaiters = Locked(DownloadWaiters())
   /// The coordinator's state. Held only to read or change it, never across a call out.
   let state: Locked<EngineState>
   /// Crash points and pauses for tests; empty in apps.
@@ -88,9 +95,18 @@ public final class SyncCoordinator: Sendable {
     let domain = UserDefaultsDomain(defaults: defaults, suiteName: suiteName)
     self.domain = domain
     self.store = store
-    ledgerFile = LedgerFile(
+    let ledgerFile = LedgerFile(
       directory: configuration.ledgerDirectory, domainName: domain.name, process: configuration.processIdentity)
-    state = Locked(EngineState.load(domain: domain, ledgerFile: ledgerFile, configuration: configuration))
+    self.ledgerFile = ledgerFile
+    let probe = ProtectedDataProbe(ledgerFile: ledgerFile)
+    protectedDataProbe = probe
+    // Before the first unlock the suite reads as empty and the ledger cannot be read:
+    // nothing is read until protected data is available (see admitsProtectedData(_:)).
+    if domain.reportedProtectedDataAvailability() ?? probe.isAvailable() {
+      state = Locked(EngineState.load(domain: domain, ledgerFile: ledgerFile, configuration: configuration))
+    } else {
+      state = Locked(EngineState.waitingForProtectedData(configuration: configuration))
+    }
     if domain.persistentName == nil {
       state.withLock {
         $0.note(
@@ -101,12 +117,18 @@ public final class SyncCoordinator: Sendable {
     startObserving()
     run(.settlePendingPulls)
     // Apple: call synchronize() "upon app launch, or upon returning to the foreground".
-    synchronizeStore()
+    synchronizeUnlessProtected()
     emitLogs()
   }
 
   deinit {
     for token in observations.withLock({ $0 }) { token.cancel() }
+    // Waiters of the initial download learn where it stands; their timers end on their own.
+    let status = state.withLock { $0.status.initialDownload }
+    for (waiter, timer) in downloadWaiters.withLock({ $0.removeAll() }) {
+      timer?.cancel()
+      waiter.resume(returning: status)
+    }
     // Finished outside the lock: a stream's termination handler is its consumer's code.
     for observer in changeObservers.withLock({ $0.removeAll() }) { observer.finish() }
   }
@@ -140,7 +162,8 @@ public final class SyncCoordinator: Sendable {
     }
   }
 
-  /// This device's id, as written into the records it pushes.
+  /// This device's id, as written into the records it pushes. Read with the ledger: while
+  /// protected data has been unavailable since launch, the configured id, or empty.
   public var deviceID: String { state.withLock { $0.deviceID } }
 
   /// The keys whose inbound changes and local edits are applied automatically.
@@ -149,7 +172,10 @@ public final class SyncCoordinator: Sendable {
   /// What the coordinator did and why; see ``SyncStatus``.
   public var status: SyncStatus {
     let isSignedIn = store.isSignedIn
-    return state.withLock { $0.statusSnapshot(isSignedIn: isSignedIn) }
+    let available = checkProtectedData()
+    var snapshot = state.withLock { $0.statusSnapshot(isSignedIn: isSignedIn) }
+    snapshot.isProtectedDataAvailable = available
+    return snapshot
   }
 
   // MARK: Syncing
@@ -217,7 +243,9 @@ public final class SyncCoordinator: Sendable {
 
   /// Blocks until every local-edit push that a `didChangeNotification` scheduled has
   /// run, and the operation running now (if any) has ended. For tests and benchmarks: an
-  /// app never needs to wait. Called from inside Zephyr's own work (a log handler on the
+  /// app never needs to wait. While protected data is unavailable it returns once the work
+  /// that can run has run: what waits for the first unlock (see
+  /// ``SyncStatus/isProtectedDataAvailable``) does not hold it. Called from inside Zephyr's own work (a log handler on the
   /// local-edit queue, a resolver, an observer of its writes), where waiting could never
   /// end, it returns at once with a warning.
   public func waitForPendingLocalEdits() {
@@ -246,10 +274,19 @@ public final class SyncCoordinator: Sendable {
       self?.userDefaultsDidChange()
     }
     var tokens = [storeToken, defaultsToken]
+    // iOS's protected-data notifications (by raw name), and those of a suite that reports
+    // protected data itself: look again, and run what waited.
+    for name in [ProtectedDataNotification.didBecomeAvailable, ProtectedDataNotification.willBecomeUnavailable] {
+      tokens.append(
+        .observing(name, from: nil, on: .default) { [weak self] _ in
+          self?.protectedDataMayHaveChanged()
+          self?.emitLogs()
+        })
+    }
     if let foreground = Self.foregroundNotification {
       tokens.append(
         .observing(foreground, from: nil, on: .default) { [weak self] _ in
-          self?.synchronizeStore()
+          self?.synchronizeUnlessProtected()
           self?.emitLogs()
         })
     }

@@ -50,6 +50,11 @@ import Foundation
 /// - ``debugEnabled``
 /// - ``syncUbiquitousKeyValueStoreOnChange``
 ///
+/// ### Launch
+///
+/// - ``initialDownload``
+/// - ``waitForInitialDownload(timeout:)``
+///
 /// ### Diagnostics
 ///
 /// - ``status``
@@ -285,5 +290,21 @@ public enum Zephyr {
   /// What the shared coordinator did and why; see ``SyncStatus``.
   public static var status: SyncStatus {
     shared.status
+  }
+
+  /// Whether the store's initial download has happened on this device; see
+  /// ``InitialDownload`` and ``SyncStatus/initialDownload``.
+  public static var initialDownload: InitialDownload {
+    shared.status.initialDownload
+  }
+
+  /// Waits until the store's initial download has happened, or `timeout` has passed, and
+  /// returns where it stands; see ``SyncCoordinator/waitForInitialDownload(timeout:)``.
+  ///
+  /// ```swift
+  /// if await Zephyr.waitForInitialDownload(timeout: .seconds(10)) != .pending { … }
+  /// ```
+  public static func waitForInitialDownload(timeout: Duration) async -> InitialDownload {
+    await shared.waitForInitialDownload(timeout: timeout)
   }
 }

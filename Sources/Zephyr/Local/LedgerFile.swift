@@ -33,6 +33,12 @@ struct LedgerFile: Sendable {
       [parent.appendingPathComponent(name)] + (hasLegacyName ? [parent.appendingPathComponent(legacyName)] : [])
   }
 
+  /// A file beside the ledger whose presence records that the store's initial download
+  /// happened (see ``InitialDownload``).
+  var initialDownloadMarker: URL {
+    url.deletingLastPathComponent().appendingPathComponent("initial-download-done")
+  }
+
   /// Whether a ledger of this domain is on disk, under its name or a legacy one.
   var exists: Bool {
     ([url] + legacyURLs).contains { FileManager.default.fileExists(atPath: $0.path) }

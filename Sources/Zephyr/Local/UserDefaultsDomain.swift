@@ -124,6 +124,13 @@ final class UserDefaultsDomain: Sendable {
     defaults.removeObject(forKey: key)
   }
 
+  /// What the suite says of protected data when it reports it (``ProtectedDataReporting``);
+  /// `nil` for a suite that does not.
+  func reportedProtectedDataAvailability() -> Bool? {
+    LockAudit.assertNoLockHeld(calling: "UserDefaults")
+    return (defaults as? any ProtectedDataReporting)?.isProtectedDataAvailable
+  }
+
   /// Whether `object` is this domain's `UserDefaults` instance: an identity comparison,
   /// no call into `UserDefaults` and no lock.
   func isBacked(by object: AnyObject?) -> Bool {

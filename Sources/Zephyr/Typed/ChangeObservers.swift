@@ -74,6 +74,12 @@ struct ChangeObservers: Sendable {
     return startDrain()
   }
 
+  /// Marks those of `keys` that some stream follows as changed, to be delivered by the
+  /// next drain.
+  mutating func mark(_ keys: some Sequence<String>) {
+    for key in keys where followers[key] != nil { changed.insert(key) }
+  }
+
   /// Whether the caller is to drain: some key is marked and no drain runs (it now counts
   /// as running).
   mutating func startDrain() -> Bool {

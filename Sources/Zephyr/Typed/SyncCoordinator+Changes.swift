@@ -56,14 +56,22 @@ extension SyncCoordinator {
   /// Marks `keys` changed for the streams that follow them and, unless another thread is
   /// delivering changes already (it then delivers these too), delivers them. Called with
   /// no lock held. Keys no stream follows are never read.
+  ///
+  /// While protected data is unavailable, `UserDefaults` reads as empty: the keys stay
+  /// marked, and are delivered once it is available (see ``drainChangesIfIdle()``).
   func publishChanges(of keys: some Sequence<String>) {
+    guard checkProtectedData() else {
+      changeObservers.withLock { $0.mark(keys) }
+      return
+    }
     guard changeObservers.withLock({ $0.markChanged(keys) }) else { return }
     drainChanges()
   }
 
-  /// Delivers the keys marked changed, unless a drain runs (it then delivers them).
-  private func drainChangesIfIdle() {
-    guard changeObservers.withLock({ $0.startDrain() }) else { return }
+  /// Delivers the keys marked changed, unless a drain runs (it then delivers them) or
+  /// protected data is unavailable (they wait for it).
+  func drainChangesIfIdle() {
+    guard checkProtectedData(), changeObservers.withLock({ $0.startDrain() }) else { return }
     drainChanges()
   }
 

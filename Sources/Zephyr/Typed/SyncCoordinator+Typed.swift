@@ -4,7 +4,9 @@ extension SyncCoordinator {
   /// The key's value, as `UserDefaults` and `@AppStorage` read it: what
   /// `object(forKey:)` returns (the persistent domain, else a launch argument or a
   /// registered default), decoded; else the key's default. Setting it writes
-  /// `UserDefaults` at once and pushes this one key.
+  /// `UserDefaults` at once and pushes this one key. While protected data is unavailable
+  /// (before the first unlock) a set is held instead, and written and pushed once it is
+  /// available; reads return it meanwhile.
   ///
   /// ```swift
   /// coordinator[Settings.theme] = "dark"   // a read on the next line sees "dark"
@@ -103,8 +105,11 @@ extension SyncCoordinator {
 
   /// The value a typed read decodes: what `object(forKey:)` returns for `name`, in one
   /// call (see ``subscript(_:)``).
+  /// While protected data is unavailable, a typed set held until it is available reads
+  /// back as set.
   func storedValue(forKey name: String) -> PropertyListValue? {
-    domain.visibleValue(forKey: name)
+    if let held = heldTypedSet(forKey: name) { return held }
+    return domain.visibleValue(forKey: name)
   }
 
   /// Writes `value` (or removes the key, for `nil`) as Zephyr's own write, tells the
@@ -112,6 +117,8 @@ extension SyncCoordinator {
   func writeTyped<Value>(_ value: PropertyListValue?, for key: SyncKey<Value>) {
     use(key, reconciling: false)
     let name = key.name
+    // Before the first unlock nothing is written: the set waits, and reads back as set.
+    if holdTypedSetUntilProtectedData(value, forKey: name) { return }
     // Recorded before the write: a pull that writes the key meanwhile marks it to be
     // read again, whichever of the two writes lands last.
     state.withLock { state in

@@ -25,6 +25,8 @@ final class Harness {
   let ledgerDirectory: URL
   private let prefix: String
   private(set) var devices: [String: TestDevice] = [:]
+  /// Names this test to the ``Watchdog`` while the harness lives.
+  private let watched = Watchdog.watch()
 
   /// - Parameters:
   ///   - suitePrefix: Names the suites `<suitePrefix>.<device>` instead of after a fresh

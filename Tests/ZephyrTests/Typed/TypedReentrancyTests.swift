@@ -62,6 +62,10 @@ struct TypedReentrancyTests {
     let coordinator = b.coordinator
     let queue = OperationQueue()
     queue.maxConcurrentOperationCount = 1
+    // On a queue of its own, not the global pool: the poster waits for the observer, and
+    // a pooled thread may not come (see Watchdog).
+    let observerQueue = DispatchQueue(label: "app observer")  // held: the property is unowned
+    queue.underlyingQueue = observerQueue
     let calls = Locked(0)
     let token = NotificationCenter.default.addObserver(
       forName: UserDefaults.didChangeNotification, object: b.defaults, queue: queue
@@ -76,7 +80,10 @@ struct TypedReentrancyTests {
       coordinator[Keys.size] = 99
       _ = coordinator[Keys.size]
     }
-    defer { NotificationCenter.default.removeObserver(token) }
+    defer {
+      NotificationCenter.default.removeObserver(token)
+      withExtendedLifetime(observerQueue) {}
+    }
 
     pullThemeOnB(harness, a, b)
     queue.waitUntilAllOperationsAreFinished()

@@ -57,7 +57,9 @@ struct TypedWriteCostTests {
       store = cloud.device("A", initiallyDownloaded: true)
       coordinator = SyncCoordinator(
         defaults: defaults, suiteName: suiteName, store: store,
-        configuration: SyncConfiguration(deviceID: "A", logHandler: { _ in }, ledgerDirectory: ledgers))
+        // One synchronize() per batch that wrote (no interval): what the tests count.
+        configuration: SyncConfiguration(
+          deviceID: "A", synchronizeInterval: 0, logHandler: { _ in }, ledgerDirectory: ledgers))
       let others = (0..<count).map { "other.\($0)" }
       for (index, key) in others.enumerated() { defaults.set(index, forKey: key) }
       coordinator.waitForPendingLocalEdits()

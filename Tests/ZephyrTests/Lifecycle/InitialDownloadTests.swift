@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// DESIGN §12: an app can see whether the store's initial download has happened, and wait
+/// for it before writing first-launch values. Timeouts are measured by an injected
+/// `sleep`: none of these tests sleeps.
+@Suite struct InitialDownloadTests {
+  /// A `sleep` that returns only when its task is cancelled (the wait ended otherwise):
+  /// the download decides.
+  private static let never: @Sendable (Duration) async throws -> Void = { _ in
+    let (stream, continuation) = AsyncStream<Void>.makeStream()
+    for await _ in stream {}
+    withExtendedLifetime(continuation) {}
+  }
+
+  @Test func aNewInstallIsPendingUntilTheInitialDownloadThenDone() async {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"], initiallyDownloaded: false) { $0.sleep = { _ in } }
+    harness.cloud.setServerValue(.string("from the cloud"), forKey: "other")
+    #expect(a.coordinator.status.initialDownload == .pending)
+    #expect(await a.coordinator.waitForInitialDownload(timeout: .seconds(10)) == .pending, "no download yet")
+
+    harness.cloud.download(to: "A")  // initialSync
+    a.settle()
+    #expect(a.coordinator.status.initialDownload == .done)
+    #expect(await a.coordinator.waitForInitialDownload(timeout: .seconds(10)) == .done)
+    a.restart()
+    #expect(a.coordinator.status.initialDownload == .done, "a relaunch forgot the download")
+  }
+
+  @Test func aWaiterIsResumedByTheDownload() async {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"], initiallyDownloaded: false) { $0.sleep = Self.never }
+    let coordinator = a.coordinator
+    let waiting = Task { await coordinator.waitForInitialDownload(timeout: .seconds(10)) }
+    harness.cloud.download(to: "A")
+    #expect(await waiting.value == .done)
+  }
+
+  @Test func anAccountChangeIsTheNewAccountsDownload() async {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"], initiallyDownloaded: false) { $0.sleep = Self.never }
+    #expect(a.coordinator.status.initialDownload == .pending)
+    harness.cloud.switchAccount(of: "A", to: "other")
+    a.settle()
+    #expect(a.coordinator.status.initialDownload == .done)
+    #expect(await a.coordinator.waitForInitialDownload(timeout: .seconds(10)) == .done)
+  }
+
+  @Test func aDeviceThatNeverGetsTheEventTimesOutPending() async {
+    let harness = Harness()
+    let slept = Locked<[Duration]>([])
+    let a = harness.device("A", monitored: ["theme"], initiallyDownloaded: false) { configuration in
+      configuration.sleep = { duration in slept.withLock { $0.append(duration) } }  // the timeout passes at once
+    }
+    #expect(await a.coordinator.waitForInitialDownload(timeout: .seconds(10)) == .pending)
+    #expect(slept.withLock { $0 } == [.seconds(10)])
+    #expect(a.coordinator.status.initialDownload == .pending)
+  }
+
+  @Test func cancellingTheWaitEndsIt() async {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"], initiallyDownloaded: false) { $0.sleep = Self.never }
+    let coordinator = a.coordinator
+    let waiting = Task { await coordinator.waitForInitialDownload(timeout: .seconds(10)) }
+    waiting.cancel()
+    #expect(await waiting.value == .pending)
+  }
+
+  /// An install that synced before this version recorded downloads is not new: the wait
+  /// returns at once.
+  @Test func anInstallThatSyncedBeforeIsNotPending() async {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"]) { $0.sleep = Self.never }
+    a.set(.string("dusk"), "theme")
+    a.coordinator.sync()
+    a.restart()
+    #expect(a.coordinator.status.initialDownload == .unknown)
+    #expect(await a.coordinator.waitForInitialDownload(timeout: .seconds(10)) == .unknown)
+  }
+}
