@@ -54,16 +54,17 @@ struct ReplicaStateLawTests {
   private static func specified(_ kind: ReplicaKind, seen: Set<Int>, events: [Event]) -> PropertyListValue? {
     let known = events.filter { seen.contains($0.id) }
     switch kind {
-    case .set:
+    case .set, .union:
       let live = known.filter { add in
         !add.removes
           && !known.contains { $0.removes && $0.element == add.element && $0.seen.contains(add.id) }
       }
       let elements = Set(live.compactMap(\.element))
       return elements.isEmpty ? nil : .array(elements.sorted().map { .string($0) })
-    case .max:
+    case .max, .min:
       let live = known.filter { write in !known.contains { $0.id != write.id && $0.seen.contains(write.id) } }
-      return live.compactMap(\.value).max().map { .integer(Int64($0)) }
+      let values = live.compactMap(\.value)
+      return (kind == .max ? values.max() : values.min()).map { .integer(Int64($0)) }
     case .dictionary:
       var entries: [String: PropertyListValue] = [:]
       for key in Set(known.compactMap(\.element)) {
@@ -130,7 +131,14 @@ struct ReplicaStateLawTests {
         write(value, by: device, element: element, number: number, removes: false)
       }
       for (index, replica) in replicas.enumerated() {
-        let strategy: MergeStrategy = kind == .set ? .set : kind == .max ? .max : .dictionary
+        let strategy: MergeStrategy =
+          switch kind {
+          case .set, .packedSet: .set
+          case .union: .union
+          case .max: .max
+          case .min: .min
+          default: .dictionary
+          }
         let held = replica.state.value(strategy: strategy, key: "k")
         let expected = specified(kind, seen: replica.seen, events: events)
         if !replica.state.shows(Self.emptyAsNil(expected), merged: Self.emptyAsNil(held)) {
@@ -172,26 +180,27 @@ struct ReplicaStateLawTests {
 
   /// Every interleaving of up to ``depth`` adds, removes and merges of two elements over three
   /// devices (a removal made after merges stays removed; a concurrent add stays).
-  @Test func everySmallSetHistoryHoldsWhatItsCausalHistorySays() {
+  @Test(arguments: [ReplicaKind.set, .union])
+  func everySmallSetHistoryHoldsWhatItsCausalHistorySays(kind: ReplicaKind) {
     let moves: [Operation] =
       (0..<3).flatMap { device in
         [Operation.add(device, "x"), .add(device, "y"), .remove(device, "x")]
       } + Self.merges()
     var count = 0
     for depth in 1...Self.depth {
-      if let failure = Self.exhaust(.set, depth: depth, moves: moves, count: &count) {
+      if let failure = Self.exhaust(kind, depth: depth, moves: moves, count: &count) {
         Issue.record("\(failure)")
         return
       }
     }
     #expect(count >= 54_240)
-    print("ReplicaStateLawTests: \(count) .set interleavings checked")
+    print("ReplicaStateLawTests: \(count) .\(kind.rawValue) interleavings checked")
   }
 
   /// Every interleaving of up to ``depth`` writes (1, 2, a delete) and merges over three
   /// devices, for `.max` and `.dictionary`: a value lowered after the merge stays
   /// lowered; concurrent writes keep the extreme, or per entry the latest.
-  @Test(arguments: [ReplicaKind.max, .dictionary])
+  @Test(arguments: [ReplicaKind.max, .min, .dictionary])
   func everySmallRegisterHistoryHoldsWhatItsCausalHistorySays(kind: ReplicaKind) {
     let moves: [Operation] =
       (0..<3).flatMap { device in [Operation.set(device, 1), .set(device, 2), .set(device, nil)] } + Self.merges()
