@@ -186,27 +186,24 @@ struct ReplicaStateLawTests {
       (0..<3).flatMap { device in
         [Operation.add(device, "x"), .add(device, "y"), .remove(device, "x")]
       } + Self.merges()
-    var count = 0
-    for depth in 1...Self.depth {
-      if let failure = Self.exhaust(kind, depth: depth, moves: moves, count: &count) {
-        Issue.record("\(failure)")
-        return
-      }
-    }
-    #expect(count >= 54_240)
-    print("ReplicaStateLawTests: \(count) .\(kind.rawValue) interleavings checked")
+    Self.checkEveryInterleaving(kind, of: moves)
   }
 
   /// Every interleaving of up to ``depth`` writes (1, 2, a delete) and merges over three
-  /// devices, for `.max` and `.dictionary`: a value lowered after the merge stays
+  /// devices, for `.max`, `.min` and `.dictionary`: a value lowered after the merge stays
   /// lowered; concurrent writes keep the extreme, or per entry the latest.
   @Test(arguments: [ReplicaKind.max, .min, .dictionary])
   func everySmallRegisterHistoryHoldsWhatItsCausalHistorySays(kind: ReplicaKind) {
     let moves: [Operation] =
       (0..<3).flatMap { device in [Operation.set(device, 1), .set(device, 2), .set(device, nil)] } + Self.merges()
+    Self.checkEveryInterleaving(kind, of: moves)
+  }
+
+  /// Checks every sequence of 1 to ``depth`` of `moves`, and reports how many.
+  private static func checkEveryInterleaving(_ kind: ReplicaKind, of moves: [Operation]) {
     var count = 0
-    for depth in 1...Self.depth {
-      if let failure = Self.exhaust(kind, depth: depth, moves: moves, count: &count) {
+    for depth in 1...depth {
+      if let failure = exhaust(kind, depth: depth, moves: moves, count: &count) {
         Issue.record("\(failure)")
         return
       }
