@@ -1,15 +1,10 @@
 import Foundation
 
-/// What a key merged by a ``MergeStrategy`` remembers of its agreed state beyond the
-/// fingerprint: the writes it includes (a ``VersionVector``), those its record says it
-/// includes, and what it is made of (``MergeData``), so that the next merge with the
-/// store's state is exact.
-///
-/// A lost memory (a ledger from before this build, an entry taken from another process
-/// on a shared suite, one restored after a crash) degrades to "the agreed write alone":
-/// every element, entry and sibling counts as that write's. A merge then keeps what the
-/// other side added and may bring back what it removed before; it never drops an added
-/// element.
+/// What a ledger of the first format remembered of a strategy key's agreed state: the
+/// writes it included (a ``VersionVector``), those its record said it included, and what
+/// it was made of (``MergeData``). Only read, from ledgers and shared agreements that
+/// earlier builds wrote, to be upgraded into a ``ReplicaState`` at the key's next merge
+/// (``ReplicaState/init(legacyMemory:local:kind:)``).
 struct MergeMemory: Sendable, Equatable {
   /// Every write the agreed state includes.
   var versions: VersionVector
@@ -19,61 +14,9 @@ struct MergeMemory: Sendable, Equatable {
   var record: VersionVector
   /// What the agreed state is made of.
   var data: MergeData
-
-  /// About how many bytes the memory takes in the ledger file.
-  var estimatedBytes: Int {
-    data.estimatedBytes + 16 * (versions.entries.count + record.entries.count)
-  }
 }
 
 extension LedgerCodec {
-  /// Appends a memory: marker 3, the versions, the record's, then the data. (Markers 1
-  /// and 2 were earlier builds' memories, which a reader skips.)
-  static func appendMemory(_ memory: MergeMemory, to bytes: inout [UInt8]) {
-    bytes.append(3)
-    appendVersions(memory.versions, to: &bytes)
-    appendVersions(memory.record, to: &bytes)
-    switch memory.data {
-    case .siblings(let siblings):
-      bytes.append(0)
-      appendSiblings(siblings, to: &bytes)
-    case .elements(let elements):
-      bytes.append(1)
-      appendWord(UInt64(elements.count), to: &bytes)
-      for (fingerprint, stamps) in elements.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-        appendWord(fingerprint.rawValue, to: &bytes)
-        appendWord(UInt64(stamps.count), to: &bytes)
-        for stamp in stamps { appendStamp(stamp, to: &bytes) }
-      }
-    case .entries(let entries):
-      bytes.append(2)
-      appendWord(UInt64(entries.count), to: &bytes)
-      for (key, siblings) in entries.sorted(by: { $0.key < $1.key }) {
-        appendString(key, to: &bytes)
-        appendSiblings(siblings, to: &bytes)
-      }
-    }
-  }
-
-  private static func appendSiblings(_ siblings: [MergeData.Sibling], to bytes: inout [UInt8]) {
-    appendWord(UInt64(siblings.count), to: &bytes)
-    for sibling in siblings {
-      appendStamp(sibling.stamp, to: &bytes)
-      appendValue(sibling.value, to: &bytes)
-    }
-  }
-
-  private static func appendStamp(_ stamp: Stamp, to bytes: inout [UInt8]) {
-    appendString(stamp.origin, to: &bytes)
-    appendWord(stamp.generation, to: &bytes)
-  }
-
-  private static func appendVersions(_ versions: VersionVector, to bytes: inout [UInt8]) {
-    let entries = versions.sortedEntries
-    appendWord(UInt64(entries.count), to: &bytes)
-    for entry in entries { appendStamp(Stamp(generation: entry.generation, origin: entry.origin), to: &bytes) }
-  }
-
   /// A value as a one-element binary property list (a top-level scalar is not portable),
   /// or a 0 marker for none.
   static func appendValue(_ value: PropertyListValue?, to bytes: inout [UInt8]) {
@@ -94,7 +37,8 @@ extension ByteReader {
   /// The most parts a remembered state may list.
   private static let maximumParts: UInt64 = 1 << 20
 
-  /// A memory written by ``LedgerCodec/appendMemory(_:to:)``; `nil` for an earlier
+  /// A memory an earlier build wrote (marker 3, the versions, the record's, then the
+  /// data), read to be upgraded into a state; `nil` for an even earlier
   /// build's, whose bytes are skipped (the key then merges as if it had no memory).
   mutating func memory() throws(LedgerError) -> MergeMemory? {
     let marker = try byte()

@@ -1,21 +1,14 @@
 import Foundation
 
-/// What a strategy key's state is made of, beside its value: enough for any two states to
-/// be merged exactly, whatever each device saw in between, with no common ancestor.
-///
-/// Each part of a state carries the writes it came from, its *stamps*:
-/// - `.max`, `.min`, `.custom`: the value's *siblings*, the writes of the key no other
-///   write replaced (one per device that wrote without seeing the others), each with its
-///   content. The value is their resolution by the strategy, in the order of their
-///   stamps, so every device computes the same one. A value that loses a `.max` merge is
-///   thereby still there when the winning device lowers its own value later.
-/// - `.set`, `.union`: per element, the writes that added it.
+/// What a first-format (`z1`) record or ledger memory said a strategy key's state was
+/// made of, beside its value: per part, the writes it came from (its *stamps*):
+/// - `.max`, `.min`, `.custom`: the value's *siblings*, each with its write;
+/// - `.set`, `.union`: per element, the writes that added it;
 /// - `.dictionary`: per entry, its siblings (the latest is the entry's value).
 ///
-/// A merge keeps a part unless the other side includes its write (its ``VersionVector``
-/// says so) and no longer holds it: that side saw it and replaced or removed it. A part
-/// the other side never saw stays. A write made after seeing them replaces every sibling
-/// (of the key, or of the entry it sets).
+/// Only read, from records and ledgers that earlier builds wrote, and upgraded into a
+/// ``ReplicaState`` (see ``ReplicaState/init(legacy:kind:)``), whose groups are these
+/// parts under these writes.
 enum MergeData: Sendable, Equatable {
   case siblings([Sibling])
   /// Per element (by fingerprint), the writes that added it.
@@ -27,35 +20,6 @@ enum MergeData: Sendable, Equatable {
   struct Sibling: Sendable, Equatable, Hashable {
     var stamp: Stamp
     var value: PropertyListValue?
-  }
-
-  /// The data of a state written at `stamp` holding `value` and nothing else: its own
-  /// sibling, or every element and entry added by it.
-  static func implied(by stamp: Stamp, value: PropertyListValue?, strategy: MergeStrategy) -> MergeData {
-    implied(by: stamp, value: value, family: strategy.mergeFamily)
-  }
-
-  static func implied(by stamp: Stamp, value: PropertyListValue?, family: MergeFamily) -> MergeData {
-    switch family {
-    case .siblings:
-      return .siblings([Sibling(stamp: stamp, value: value)])
-    case .elements:
-      var elements: [Fingerprint: [Stamp]] = [:]
-      for item in value?.arrayItems ?? [] { elements[item.fingerprint] = [stamp] }
-      return .elements(elements)
-    case .entries:
-      return .entries((value?.dictionaryEntries ?? [:]).mapValues { [Sibling(stamp: stamp, value: $0)] })
-    }
-  }
-
-  /// The element stamps, or none for other data.
-  var elementStamps: [Fingerprint: [Stamp]] {
-    if case .elements(let elements) = self { elements } else { [:] }
-  }
-
-  /// The entry siblings (oldest first), or none for other data.
-  var entrySiblings: [String: [Sibling]] {
-    if case .entries(let entries) = self { entries } else { [:] }
   }
 
   /// Every write the data names.
@@ -72,18 +36,6 @@ enum MergeData: Sendable, Equatable {
     case .siblings: .siblings
     case .elements: .elements
     case .entries: .entries
-    }
-  }
-
-  /// About how many bytes the data takes in the ledger.
-  var estimatedBytes: Int {
-    switch self {
-    case .siblings(let siblings): siblings.reduce(0) { $0 + 24 + ($1.value?.estimatedBinaryPlistSize ?? 0) }
-    case .elements(let elements): elements.values.reduce(0) { $0 + 8 + 24 * $1.count }
-    case .entries(let entries):
-      entries.reduce(0) { total, entry in
-        total + entry.key.utf8.count + entry.value.reduce(0) { $0 + 24 + ($1.value?.estimatedBinaryPlistSize ?? 0) }
-      }
     }
   }
 }
