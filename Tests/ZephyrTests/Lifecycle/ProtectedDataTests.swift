@@ -124,6 +124,7 @@ import ZephyrTesting
     let (harness, a, _) = agreedPair()
     let epoch = a.defaults.string(forKey: EngineState.ledgerIDKey)
     a.defaults.removePersistentDomain(forName: a.suiteName)
+    a.settle()  // the push the removal announced runs first
     a.coordinator.sync()
     #expect(a.coordinator.status.isProtectedDataAvailable)
     #expect(a.coordinator.status.notes.contains { $0.contains("reset") })
