@@ -21,9 +21,7 @@ extension SyncCoordinator {
   public func insert<Value: SetSyncValue>(
     contentsOf elements: some Sequence<Value.SetElement>, into key: SyncKey<Value>
   ) {
-    var value = self[key]
-    value.insertElements(elements)
-    self[key] = value
+    editElements(of: key) { $0.insertElements(elements) }
   }
 
   /// Removes `element` from a set key; see ``insert(_:into:)``. A device that had seen
@@ -37,8 +35,15 @@ extension SyncCoordinator {
   public func remove<Value: SetSyncValue>(
     contentsOf elements: some Sequence<Value.SetElement>, from key: SyncKey<Value>
   ) {
+    editElements(of: key) { $0.removeElements(elements) }
+  }
+}
+
+extension SyncCoordinator {
+  /// Reads the key's set, applies `edit`, and writes it back as one typed write.
+  private func editElements<Value: SetSyncValue>(of key: SyncKey<Value>, _ edit: (inout Value) -> Void) {
     var value = self[key]
-    value.removeElements(elements)
+    edit(&value)
     self[key] = value
   }
 }
