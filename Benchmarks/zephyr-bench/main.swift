@@ -7,6 +7,7 @@ import ZephyrTesting
 //     swift run -c release zephyr-bench            # 100, 1,000 and 10,000 keys
 //     swift run -c release zephyr-bench 1000       # one size
 //     swift run -c release zephyr-bench peers      # the peers' designs only (PeerComparison.swift)
+//     swift run -c release zephyr-bench collections   # collections of ids only (Collections/)
 //
 // Every time is a median over repeated runs, and each size measures its own floor in the
 // same run, so ratios hold on a noisy machine.
@@ -253,6 +254,12 @@ func workload(keys count: Int, operations: Int) -> [String: Any] {
 }
 
 if PeerComparison.handle(Array(CommandLine.arguments.dropFirst())) { exit(0) }
+if CommandLine.arguments.dropFirst().first == "collections" {
+  let rows = try JSONSerialization.data(
+    withJSONObject: ["collections": CollectionsBench.run()], options: [.prettyPrinted, .sortedKeys])
+  print(String(decoding: rows, as: UTF8.self))
+  exit(0)
+}
 let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 var report: [String: Any] = [
   "command": "swift run -c release zephyr-bench",
@@ -266,5 +273,6 @@ for count in sizes.isEmpty ? [100, 1_000, 10_000] : sizes {
 report["sizes"] = results
 report["workload"] = workload(keys: 100, operations: 3_000)
 report["peers"] = PeerComparison.run()
+report["collections"] = CollectionsBench.run()
 let json = try JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys])
 print(String(decoding: json, as: UTF8.self))

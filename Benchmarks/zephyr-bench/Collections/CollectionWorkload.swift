@@ -1,0 +1,157 @@
+import Foundation
+import Zephyr
+import ZephyrTesting
+
+/// A seeded workload over one synced collection of ids on three devices: a history
+/// uploaded by one device, adds made one at a time while every device is offline,
+/// concurrent removals on two devices, then delivery until the devices agree.
+struct CollectionWorkload {
+  /// The workload's name in the JSON.
+  var name: String
+  /// How many ids the first device starts with.
+  var initialCount: Int
+  /// How many ids each device adds, one edit each, while offline.
+  var offlineAdds = 20
+  /// How many of the first ids each of the first two devices removes, one edit.
+  var removals = 25
+  /// Timed repetitions of an inbound change and of a read.
+  var inboundRuns = 9
+  var readRuns = 101
+  var seed: UInt64 = 0x5EED_2026
+
+  /// The figures of one design under this workload.
+  func run(_ design: some CollectionDesign, cloud: SimulatedCloud) -> [String: Any] {
+    var random = SplitMix64(seed: seed)
+    var drawn = Set<UInt32>()
+    func freshIDs(_ count: Int) -> [UInt32] {
+      var ids: [UInt32] = []
+      while ids.count < count {
+        let id = UInt32(truncatingIfNeeded: random.next())
+        if drawn.insert(id).inserted { ids.append(id) }
+      }
+      return ids
+    }
+
+    // The history, uploaded by A in batches of 1,000 and brought to B and C.
+    let initial = freshIDs(initialCount)
+    for start in stride(from: 0, to: initial.count, by: 1_000) {
+      design.insert(Array(initial[start..<min(start + 1_000, initial.count)]), on: 0)
+    }
+    let firstRounds = converge(design, cloud: cloud)
+
+    // Offline: every device marks ids one at a time; A and B remove different ids.
+    let writesBefore = design.storeWrites
+    var insertTimes: [Double] = []
+    var added: [UInt32] = []
+    for index in 0..<3 {
+      for id in freshIDs(offlineAdds) {
+        insertTimes.append(nanoseconds { design.insert([id], on: index) })
+        added.append(id)
+      }
+    }
+    let removed = [Array(initial.prefix(removals)), Array(initial.dropFirst(removals).prefix(removals))]
+    for (index, ids) in removed.enumerated() { design.remove(ids, on: index) }
+    let edits = 3 * offlineAdds + removed.count
+    let writesPerEdit = Double(design.storeWrites - writesBefore) / Double(edits)
+    let rounds = converge(design, cloud: cloud)
+
+    let final = design.ids(on: 0)
+    let removedIDs = Set(removed.joined())
+    let expected = Set(initial).union(added).subtracting(removedIDs)
+    let marksLost = expected.subtracting(final).count
+    let removalsUndone = removedIDs.intersection(final).count
+    let recordBytes = design.recordBytes(in: cloud)
+
+    // One inbound change: B marks one id; its record reaches A's store untimed; A's
+    // handling of the change is timed.
+    var inboundTimes: [Double] = []
+    for _ in 0..<inboundRuns {
+      guard let id = freshIDs(1).first else { break }
+      design.insert([id], on: 1)
+      cloud.upload(from: "B")
+      cloud.download(to: "A", notify: false)
+      inboundTimes.append(nanoseconds { design.receive(on: 0) })
+      precondition(design.contains(id, on: 0), "\(design.name): the inbound change did not reach A")
+    }
+
+    // One read: "is this article read?"
+    let probes = Array(final.prefix(readRuns))
+    var readTimes: [Double] = []
+    for id in probes {
+      readTimes.append(nanoseconds { precondition(design.contains(id, on: 0)) })
+    }
+
+    return [
+      "design": design.name,
+      "workload": name,
+      "ids": final.count,
+      "record_bytes": recordBytes,
+      "store_writes_per_edit": (writesPerEdit * 100).rounded() / 100,
+      "insert_ms": milliseconds(median(insertTimes)),
+      "inbound_ms": milliseconds(median(inboundTimes)),
+      "read_ms": milliseconds(median(readTimes)),
+      "marks_lost": marksLost,
+      "removals_undone": removalsUndone,
+      "rounds_to_agree": [firstRounds, rounds],
+      "insert_ns_median": median(insertTimes),
+    ]
+  }
+
+  /// Uploads, delivers and syncs until every device holds the same ids (at most 10
+  /// rounds); the number of rounds.
+  private func converge(_ design: some CollectionDesign, cloud: SimulatedCloud) -> Int {
+    var rounds = 0
+    func agreed() -> Bool {
+      let first = design.ids(on: 0)
+      return (1..<3).allSatisfy { design.ids(on: $0) == first }
+    }
+    repeat {
+      cloud.upload()
+      cloud.download()
+      for index in 0..<3 { design.sync(on: index) }
+      rounds += 1
+    } while !agreed() && rounds < 10
+    return rounds
+  }
+}
+
+/// The `collections` section: every design under every workload, side by side.
+enum CollectionsBench {
+  static func run() -> [[String: Any]] {
+    let workloads = [
+      CollectionWorkload(name: "read history (25,000 ids)", initialCount: 25_000),
+      CollectionWorkload(name: "favorites (180 ids)", initialCount: 180),
+    ]
+    var rows: [[String: Any]] = []
+    for workload in workloads {
+      let tag = "collections-\(UUID().uuidString.prefix(6))"
+      var group: [[String: Any]] = []
+      do {
+        let cloud = SimulatedCloud()
+        group.append(workload.run(HandRolledBlobDesign(cloud: cloud, tag: tag), cloud: cloud))
+      }
+      do {
+        let cloud = SimulatedCloud()
+        let design = EngineSetDesign<PackedSet<UInt32>>(
+          name: "packed set", cloud: cloud, tag: tag, merge: .set, elements: { Array($0) },
+          holds: { $0.contains($1) })
+        group.append(workload.run(design, cloud: cloud))
+      }
+      do {
+        let cloud = SimulatedCloud()
+        let design = EngineSetDesign<[Int]>(
+          name: "array set", cloud: cloud, tag: tag, merge: .set, elements: { $0 },
+          holds: { $0.contains($1) })
+        group.append(workload.run(design, cloud: cloud))
+      }
+      let handRolled = group[0]["insert_ns_median"] as? Double ?? 0
+      rows += group.map { row in
+        var row = row
+        row["insert_over_handrolled"] = ratio(row["insert_ns_median"] as? Double ?? 0, handRolled)
+        row["insert_ns_median"] = nil
+        return row
+      }
+    }
+    return rows
+  }
+}
