@@ -254,6 +254,15 @@ func workload(keys count: Int, operations: Int) -> [String: Any] {
 }
 
 if PeerComparison.handle(Array(CommandLine.arguments.dropFirst())) { exit(0) }
+if CommandLine.arguments.dropFirst().first == "collections-profile" {
+  let cloud = SimulatedCloud()
+  let design = EngineSetDesign<PackedSet<UInt32>>(
+    name: "packed set", cloud: cloud, tag: "profile", merge: .set, elements: { Array($0) }, holds: { $0.contains($1) })
+  var workload = CollectionWorkload(name: "profile", initialCount: 25_000)
+  workload.offlineAdds = 100
+  print(workload.run(design, cloud: cloud))
+  exit(0)
+}
 if CommandLine.arguments.dropFirst().first == "collections" {
   let rows = try JSONSerialization.data(
     withJSONObject: ["collections": CollectionsBench.run()], options: [.prettyPrinted, .sortedKeys])

@@ -28,7 +28,15 @@ struct StoreBudget {
     }
     let size = PropertyListValue.storeSize(key: key, value: storeValue)
     let overhead: Int
-    switch RemoteState(storeValue: storeValue) {
+    // A strategy key's record (its merge state) counts no overhead beyond its size,
+    // as before; it is not decoded to know that.
+    let isReplicaRecord: Bool
+    if case .array(let fields) = storeValue, fields.first == .string(ReplicaRecord.tag) {
+      isReplicaRecord = true
+    } else {
+      isReplicaRecord = false
+    }
+    switch isReplicaRecord ? nil : RemoteState(storeValue: storeValue) {
     case .record(let record):
       if case .value(let value) = record.content {
         overhead = storeValue.estimatedBinaryPlistSize - value.estimatedBinaryPlistSize

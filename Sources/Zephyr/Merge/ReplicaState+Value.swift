@@ -138,6 +138,8 @@ extension ReplicaState {
       return Set((local?.arrayItems ?? []).map(\.fingerprint)) == Set((merged?.arrayItems ?? []).map(\.fingerprint))
         && kind.canMerge(local)
     case .packedSet:
+      // One set has one packed blob: equal blobs need no decoding.
+      if case .data(let mine)? = local, case .data(let theirs)? = merged, mine == theirs { return true }
       return kind.canMerge(local) && Set(local?.packedIds ?? []) == Set(merged?.packedIds ?? [])
     case .dictionary:
       let (mine, theirs) = (local?.dictionaryEntries ?? [:], merged?.dictionaryEntries ?? [:])

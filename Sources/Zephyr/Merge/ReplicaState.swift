@@ -56,8 +56,7 @@ struct ReplicaState: Sendable, Hashable {
     for (dot, parts) in groups where !parts.isEmpty || !kind.holdsSiblings {
       // One order for the parts of a write, whoever built the state (a `.union` keeps
       // the order its write added them in: that is its value's order).
-      let unique = Self.unique(parts)
-      kept[dot] = kind == .union ? unique : unique.sorted(by: Self.canonicalOrder)
+      kept[dot] = Self.canonical(parts, kind: kind)
       context.include(dot)
     }
     self.groups = kept
@@ -112,11 +111,31 @@ struct ReplicaState: Sendable, Hashable {
     }
   }
 
-  /// A total order of parts that every device computes alike: by fingerprint, then by
-  /// description (two parts with one fingerprint are the same value to Zephyr).
-  private static func canonicalOrder(_ lhs: PropertyListValue, _ rhs: PropertyListValue) -> Bool {
-    let (left, right) = (lhs.fingerprint.rawValue, rhs.fingerprint.rawValue)
-    return left != right ? left < right : lhs.logDescription < rhs.logDescription
+  /// One write's parts without repeats, in the order every device computes alike: a
+  /// `.union`'s as its write added them; a packed set's ids ascending; the others' by
+  /// fingerprint, then by description (two parts with one fingerprint are the same value
+  /// to Zephyr). Each part's fingerprint is computed once, and ids already in order (as
+  /// a packed blob decodes) are not sorted again.
+  private static func canonical(_ parts: [PropertyListValue], kind: ReplicaKind) -> [PropertyListValue] {
+    if kind == .union { return unique(parts) }
+    if kind == .packedSet, let ids = ids(ofParts: parts) {
+      if zip(ids, ids.dropFirst()).allSatisfy({ $0 < $1 }) { return parts }
+      return Array(Set(ids)).sorted().map { .unsignedInteger($0) }
+    }
+    return unique(parts).map { (key: $0.fingerprint.rawValue, part: $0) }
+      .sorted { $0.key != $1.key ? $0.key < $1.key : $0.part.logDescription < $1.part.logDescription }
+      .map(\.part)
+  }
+
+  /// The ids of a packed set's parts; `nil` when one part is not an id.
+  private static func ids(ofParts parts: [PropertyListValue]) -> [UInt64]? {
+    var ids: [UInt64] = []
+    ids.reserveCapacity(parts.count)
+    for part in parts {
+      guard case .unsignedInteger(let id) = part else { return nil }
+      ids.append(id)
+    }
+    return ids
   }
 
   /// `parts` without repeats, in order.
