@@ -4,7 +4,7 @@ import Foundation
 ///
 ///     swift run -c release zephyr-bench peers                # this part only
 ///     swift run -c release zephyr-bench peers 2000           # more scenarios
-///     swift run -c release zephyr-bench peers markdown       # the README's two tables
+///     swift run -c release zephyr-bench peers markdown       # the two comparison tables
 ///     swift run -c release zephyr-bench peers explain 17     # one seed, step by step
 ///     swift run -c release zephyr-bench peers shrink 36      # this engine's finding, minimal
 ///
