@@ -4,7 +4,7 @@ import Foundation
 ///
 ///     swift run -c release zephyr-bench peers                # this part only
 ///     swift run -c release zephyr-bench peers 2000           # more scenarios
-///     swift run -c release zephyr-bench peers markdown       # the README's two tables
+///     swift run -c release zephyr-bench peers markdown       # the two comparison tables
 ///     swift run -c release zephyr-bench peers explain 17     # one seed, step by step
 ///     swift run -c release zephyr-bench peers shrink 36      # this engine's finding, minimal
 ///
@@ -19,8 +19,9 @@ import Foundation
 ///   the issue's measure, the documented "an inbound event prefers remote" policy.
 /// - `yielded_to_cloud_history`: replaced before its push, in a step where no event was
 ///   handed to its device, by that device's own push or sync taking the value its store
-///   copy held. For this engine every one is DESIGN §4's "no history, present | a Zephyr
-///   record | pull: cloud history beats a never-synced device": the device had no ledger
+///   copy held. For this engine every one is the merge rule "no history, present | another
+///   value in a Zephyr record | pull: cloud history beats a never-synced device"
+///   (Sources/Zephyr/Zephyr.docc/MergeSemantics.md): the device had no ledger
 ///   history for the key and its store copy held another device's record (downloaded,
 ///   its event dropped or late); `peers explain <seed>` shows the engine's decision. The
 ///   rule is deliberate: a first-launch default written by app code (a setting an app

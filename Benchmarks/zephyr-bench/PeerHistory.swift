@@ -29,8 +29,9 @@ enum PeerReplacement: String, Sendable {
   /// Its own device's design code, in a step where no event was handed to it: the push
   /// that reacted to the app's write (within the write's own step) or a sync of that
   /// device (a `sync` step or a final round). The design took the value its store copy
-  /// held instead. For this engine that is DESIGN §4's rule "no history, present | a
-  /// Zephyr record | pull: cloud history beats a never-synced device".
+  /// held instead. For this engine that is the merge rule "no history, present | another
+  /// value in a Zephyr record | pull: cloud history beats a never-synced device" (the
+  /// Merge Semantics article, Sources/Zephyr/Zephyr.docc/MergeSemantics.md).
   case ownPushOrSync = "own push or sync"
   /// A relaunch: the new instance's launch (for most designs, a sync).
   case relaunch

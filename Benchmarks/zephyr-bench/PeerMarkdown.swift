@@ -1,7 +1,7 @@
 import Foundation
 
-/// The README's "Compared with" tables from one run's `peers` entries, so that a new run
-/// replaces them whole:
+/// The two "Compared with" tables (README.md has the first, ComparedWithOtherLibraries.md
+/// both) from one run's `peers` entries, so that a new run replaces them whole:
 ///
 ///     swift run -c release zephyr-bench peers markdown
 enum PeerMarkdown {

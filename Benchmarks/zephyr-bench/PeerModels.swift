@@ -34,7 +34,7 @@ import Zephyr
 ///   absent in the store: removed locally).
 /// - Launch: `synchronize()` (from `init`), the keys monitored, `sync()`.
 ///
-/// Two choices of the model (both said under the README table); the first understates
+/// Two choices of the model (both said in ComparedWithOtherLibraries.md); the first understates
 /// this design's costs:
 /// - "Every local key" is only the workload's four keys and `ZephyrSyncKey`. The real
 ///   `sync()` copies `userDefaults.dictionaryRepresentation()`: system keys

@@ -76,10 +76,11 @@ struct CrashPointTests {
     }
   }
 
-  /// DESIGN §6: a released coordinator stops observing at once, even while its change
-  /// notification still waits on the main queue (held here so that the window is
-  /// certain). A coordinator that outlived its relaunch would react to the next
-  /// `didChangeNotification` with its stale ledger.
+  /// Releasing a coordinator stops its observers (an app relaunch is a new coordinator
+  /// over the same suite and store): a released coordinator stops observing at once,
+  /// even while its change notification still waits on the main queue (held here so that
+  /// the window is certain). A coordinator that outlived its relaunch would react to the
+  /// next `didChangeNotification` with its stale ledger.
   @Test func relaunchReleasesTheOldCoordinatorAtOnce() {
     let harness = Harness()
     let a = harness.device("A", monitored: ["theme"])

@@ -9,9 +9,10 @@ import ZephyrTesting
 /// the Apple adapter's notification parsing. Never a crash, never a local value lost to
 /// garbage, and `status.refusedKeys` names what was refused and why.
 ///
-/// A store value that is not record-shaped is a foreign write, which DESIGN §2 pulls as
-/// a newer value: for those the local value must become exactly that value. For
-/// record-shaped garbage (malformed, or of a newer format) the local value must not move.
+/// A store value that is not record-shaped is a foreign write, which is pulled as a
+/// newer value (MergeSemantics.md, "Foreign writes"): for those the local value must
+/// become exactly that value. For record-shaped garbage (malformed, or of a newer
+/// format) the local value must not move.
 struct FuzzTests {
   static let chunks = 8
   static let mutatedPerChunk = 1_250

@@ -3,7 +3,8 @@ import Testing
 
 @testable import Zephyr
 
-/// The merge rules of DESIGN §4, one row per case, against the pure reconciler.
+/// The merge rules (the table of Sources/Zephyr/Zephyr.docc/MergeSemantics.md), one row
+/// per case, against the pure reconciler.
 struct ReconcilerTests {
   struct Row: Sendable, CustomTestStringConvertible {
     var name: String

@@ -193,7 +193,7 @@ struct SyncScenarioTests {
     // Before its first download a new install cannot see the cloud's value and uploads its
     // own. A value that was edited after its first upload sits at a later generation and
     // wins. (One that nobody edited since its own first upload ties on generation and the
-    // device ids decide: see the README's "Limits of the guarantees".)
+    // device ids decide: see Sources/Zephyr/Zephyr.docc/LimitsOfTheGuarantees.md.)
     let harness = Harness()
     let old = harness.device("M", monitored: ["theme"])
     old.set(.string("first"), "theme")

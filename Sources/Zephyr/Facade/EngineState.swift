@@ -2,7 +2,7 @@ import Foundation
 
 /// A coordinator's state, guarded by its lock. The lock is held only to read or change
 /// these fields, never across a call into `UserDefaults`, the store, a notification
-/// center or user code (DESIGN §6).
+/// center or user code: those may call back into Zephyr (see <doc:Threading>).
 ///
 /// Settings (``configuration``, ``monitoredKeys``) may change from any thread at any time;
 /// everything else changes only in the running operation (see ``OperationLane``).
@@ -66,7 +66,7 @@ struct EngineState: Sendable {
   /// writes were discarded (the initial download): until a key is reconciled once, a
   /// strategy does not merge this device's historyless value into the store's state,
   /// which wins as for a last-writer-wins key (the value is another account's, or was
-  /// made before the cloud's values arrived: DESIGN §7).
+  /// made before the cloud's values arrived, which the store discarded).
   mutating func historyWasReset() {
     historyReset = true
     reconciledSinceReset = []

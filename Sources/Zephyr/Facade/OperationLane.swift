@@ -1,7 +1,7 @@
 import Foundation
 
 /// One unit of work a coordinator runs: each reads what it needs, then reconciles keys as
-/// one batch (see ``SyncCoordinator/reconcile(_:local:remote:policy:)``).
+/// one batch (see ``SyncCoordinator/reconcile(_:local:remote:policy:_:)``).
 enum Request: Sendable, Equatable {
   /// ``SyncCoordinator/sync()``.
   case sync

@@ -2,8 +2,8 @@ import Foundation
 
 /// Debug builds count, per thread, the ``Locked`` locks the thread holds, and every call
 /// out of Zephyr (into `UserDefaults`, a store, `NotificationCenter`, a log handler or a
-/// conflict resolver) checks that the count is zero: DESIGN §6, "never call out while
-/// holding a lock", enforced by every test run. Release builds compile it away.
+/// conflict resolver) checks that the count is zero: "never call out while holding a
+/// lock" (see <doc:Threading>), enforced by every test run. Release builds compile it away.
 package enum LockAudit {
   #if DEBUG
     private static let held = ThreadLocalInt()

@@ -8,8 +8,9 @@ import Foundation
 /// lock is held, and the value goes in and results come out as `sending`, so a non-`Sendable`
 /// value cannot be handed out of the lock and used unguarded.
 ///
-/// Rule of the house (DESIGN §6): never call `UserDefaults`, `NotificationCenter`, a store,
-/// or user code (log handler, resolver) inside `withLock`. Keep the body a few assignments.
+/// Rule of the house (see <doc:Threading>): never call `UserDefaults`,
+/// `NotificationCenter`, a store, or user code (log handler, resolver) inside `withLock`.
+/// Keep the body a few assignments.
 package final class Locked<Value>: @unchecked Sendable {
   private var value: Value
   private let condition = NSCondition()

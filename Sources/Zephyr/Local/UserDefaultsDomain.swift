@@ -4,9 +4,9 @@ import Foundation
 /// registered defaults, launch arguments and the global domain are never mistaken for
 /// the app's own values.
 ///
-/// No lock is held around any call into `UserDefaults` (DESIGN §6): on Apple platforms
-/// every write posts `didChangeNotification` synchronously, to observers that may call
-/// back into Zephyr from this or another thread. `UserDefaults` is thread-safe (Apple:
+/// No lock is held around any call into `UserDefaults` (see <doc:Threading>): on Apple
+/// platforms every write posts `didChangeNotification` synchronously, to observers that
+/// may call back into Zephyr from this or another thread. `UserDefaults` is thread-safe (Apple:
 /// "The UserDefaults class is thread-safe"; Apple's SDK marks it `Sendable`), which
 /// swift-corelibs-foundation does not declare, hence `nonisolated(unsafe)`.
 final class UserDefaultsDomain: Sendable {

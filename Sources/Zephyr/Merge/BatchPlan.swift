@@ -2,7 +2,7 @@ import Foundation
 
 /// Every write one batch makes, planned from snapshots before any is made, as a value.
 ///
-/// Planning (``EngineState/plan(_:)``) runs under the coordinator's lock and calls out to
+/// Planning (``EngineState/plan(_:now:)``) runs under the coordinator's lock and calls out to
 /// nothing: it checks each write against the store's limits, sets the ledger entries
 /// ahead of the writes (a pull's, and a merge's, with what to fall back to should its
 /// `UserDefaults` write not happen), and words the log lines. The coordinator then

@@ -23,7 +23,7 @@ extension MergeStrategy {
   /// siblings; see ``MergeData``). Pure and deterministic. ``ConflictResolution/usePolicy``
   /// when the strategy does not apply to these values (a delete, values of another kind):
   /// the later write's value is then kept. The collections (`.union`, `.set`,
-  /// `.dictionary`) merge whole states instead (``merge(key:_:_:)``).
+  /// `.dictionary`) merge whole states instead (``ReplicaState/joined(with:)``).
   func resolve(_ conflict: Conflict) -> ConflictResolution {
     switch self {
     case .lastWriterWins, .union, .set, .dictionary:

@@ -97,7 +97,7 @@ enum SyncAction: Sendable, Equatable {
   case merge(StrategyMerge)
 }
 
-/// The merge rules of DESIGN §4, as one pure function per key.
+/// The merge rules of <doc:MergeSemantics>, as one pure function per key.
 ///
 /// Read top to bottom, this is the rules table: it looks only at the local value, the
 /// store's state, the ledger's agreed state and the policy, and returns a ``SyncAction``.
@@ -266,8 +266,8 @@ enum Reconciler {
 
   /// A foreign value read as a record with the empty origin: at the agreed stamp when it
   /// is the agreed value, one generation above the ledger when it differs, at generation
-  /// 1 with no history. (DESIGN says 0 there; 1 keeps a later republish of the foreign
-  /// value from tying with the first edit made on top of it.)
+  /// 1 with no history. (Not 0: at 1 a later republish of the foreign value cannot tie
+  /// with the first edit made on top of it.)
   static func foreignRecord(_ value: PropertyListValue, ledger: LedgerEntry?) -> SyncRecord {
     guard let ledger else { return SyncRecord(generation: 1, origin: "", content: .value(value)) }
     if ledger.agrees(with: value) {

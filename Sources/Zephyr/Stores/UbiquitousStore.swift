@@ -89,8 +89,8 @@ public struct UbiquitousNotificationNames: Sendable, Hashable {
 /// > `com.apple.developer.ubiquity-kvstore-identifier` entitlement; without it every
 /// > `synchronize()` returns `false` and nothing syncs.
 public final class UbiquitousStore: KeyValueSyncStore {
-  /// Called without a lock of ours (DESIGN §6): `NSUbiquitousKeyValueStore` synchronizes
-  /// itself; Zephyr only ever serialises its own operations, never the store's.
+  /// Called without a lock of ours (see <doc:Threading>): `NSUbiquitousKeyValueStore`
+  /// synchronizes itself; Zephyr only ever serialises its own operations, never the store's.
   nonisolated(unsafe) private let storage: any UbiquitousKeyValueStorage
   private let notificationCenter: NotificationCenter
   private let names: UbiquitousNotificationNames

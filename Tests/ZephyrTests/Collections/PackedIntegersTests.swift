@@ -60,7 +60,7 @@ struct PackedIntegersTests {
     #expect(PackedIntegers.encode(keys) == PackedIntegers.encode(keys))
   }
 
-  /// 25,000 random 32-bit ids, the read history of DESIGN §11. The bound is computed from
+  /// 25,000 random 32-bit ids, a news app's read history. The bound is computed from
   /// the set: within 1% of its entropy (plus a few header bytes), far below the 4-byte pack.
   @Test(arguments: [1, 2, 3] as [UInt64])
   func aReadHistoryPacksNearItsEntropy(_ seed: UInt64) {

@@ -4,8 +4,9 @@ import ZephyrTesting
 
 @testable import Zephyr
 
-/// DESIGN §12: an app can see whether the store's initial download has happened, and wait
-/// for it before writing first-launch values. Timeouts are measured by an injected
+/// A new install's store discards writes made before its initial download: an app can
+/// see whether that download has happened, and wait for it before writing first-launch
+/// values. Timeouts are measured by an injected
 /// `sleep`: none of these tests sleeps.
 @Suite struct InitialDownloadTests {
   /// A `sleep` that returns only when its task is cancelled (the wait ended otherwise):

@@ -4,7 +4,7 @@ import ZephyrTesting
 
 @testable import Zephyr
 
-/// DESIGN §12: before the first unlock after a restart (or when prewarmed), `UserDefaults`
+/// Before the first unlock after a restart (or when prewarmed), `UserDefaults`
 /// reads as empty and the ledger folder cannot be read. Zephyr must not take that for a
 /// reset or for deletes: it touches nothing until protected data is available, holds what
 /// was asked, and then does it. Each test only flips `isProtectedDataAvailable`.

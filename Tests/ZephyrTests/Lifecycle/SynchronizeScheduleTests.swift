@@ -4,7 +4,7 @@ import ZephyrTesting
 
 @testable import Zephyr
 
-/// DESIGN §12: `synchronize()` is called sparingly, as Apple asks: at launch, on returning
+/// `synchronize()` is called sparingly, as Apple asks: at launch, on returning
 /// to the foreground, and after batches that wrote at most once per interval (by the
 /// configured clock; the interval is long enough that its real-time timer never fires
 /// during a test).

@@ -50,7 +50,8 @@ struct TrackedWrite: Sendable, CustomStringConvertible {
   /// A write made in another account never does (checks are in the default account),
   /// nor one its device held, or that no other device had held, when it switched
   /// accounts: the switch drops unsent writes and resets the ledger that alone defends
-  /// such a write, and the new account's values win conflicts (DESIGN §4). Nor does an edit made while the device
+  /// such a write, and the new account's values win conflicts (after an account change
+  /// remote wins, see MergeSemantics.md). Nor does an edit made while the device
   /// had no history for the key, which any record beats ("cloud history beats a
   /// never-synced device").
   var overwrites: Bool
@@ -91,8 +92,9 @@ struct Violation: Sendable, Equatable, CustomStringConvertible {
 /// Causality is tracked across keys, one clock per device: a write of `theme` follows
 /// every write the device had seen before it, of any key. So a write made after seeing
 /// another device's write of `font` follows that device's earlier write of `theme`, and
-/// must win over it. Zephyr keeps this order with one Lamport clock per device (DESIGN
-/// §9): a device's next write is numbered above every generation it has written or read.
+/// must win over it. Zephyr keeps this order with one Lamport clock per device
+/// (MergeSemantics.md, "Stamps order every write"): a device's next write is numbered
+/// above every generation it has written or read.
 ///
 /// Values carry their write's id (see ``WriteTag``), so an observed value names its
 /// write. A delete carries nothing; a pulled delete is named through the tombstone that
@@ -186,8 +188,8 @@ struct CausalHistory {
   private var holders: [String: Set<String>] = [:]
 
   /// Per write, the imports of its value: when a device changes accounts, the values it
-  /// holds stay, and those the new account lacks are uploaded there (DESIGN §4), a new
-  /// write of an old value, made with no history.
+  /// holds stay, and those the new account lacks are uploaded there: a new write of an
+  /// old value, made with no history.
   private(set) var imports: [String: [String]] = [:]
 
   /// `device`, changing accounts, may upload the value of write `id` it holds as its own.

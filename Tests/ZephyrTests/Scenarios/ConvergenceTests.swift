@@ -9,7 +9,7 @@ import Testing
 /// device must agree with the server within three rounds, on a state no write overwrote,
 /// and a further round must write nothing.
 ///
-/// What is checked, and where DESIGN allows less (see ``CausalHistory`` and
+/// What is checked, and where the merge rules allow less (see ``CausalHistory`` and
 /// ``TrackedWrite/overwrites``): causality is tracked across keys, one vector clock per
 /// device, since Zephyr numbers writes with one Lamport clock per device; a conflict resolved by policy may drop one of two concurrent writes; a foreign
 /// write overwrites only once a device took it, and a foreign removal never (absence is

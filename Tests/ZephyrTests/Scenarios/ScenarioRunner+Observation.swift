@@ -45,7 +45,7 @@ extension ScenarioRunner {
   }
 
   /// Edits an inbound event replaced before they were pushed overwrite nothing: an
-  /// inbound store event prefers the remote value (DESIGN §4), and until an edit is
+  /// inbound store event prefers the remote value (the mismatch policy), and until an edit is
   /// pushed no other device can have seen it. A write made after the device saw a later
   /// write of another key is still such an edit while it is unpushed (in the Linux-plain
   /// world, until a sync or a notification announces it), so these are counted apart

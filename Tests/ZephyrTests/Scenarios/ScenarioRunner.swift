@@ -5,7 +5,9 @@ import ZephyrTesting
 
 /// Runs a ``Scenario`` on a ``Harness`` (one `SimulatedCloud`, a real `UserDefaults`
 /// suite, ledger and coordinator per device), tracks causality, then stops editing,
-/// runs rounds and checks the invariants of DESIGN §4.
+/// runs rounds and checks the invariants of the merge rules (MergeSemantics.md):
+/// convergence within three rounds, no overwritten value back, no resurrected delete,
+/// and a quiet further round.
 ///
 /// Account switches: a device switched away comes back to the default account before
 /// the final rounds, and everything is checked in the default account. An account
@@ -34,7 +36,7 @@ final class ScenarioRunner {
   var unpushed: [String: [String: (ids: [String], before: PropertyListValue?)]] = [:]
   var accounts: [String: String] = [:]
   /// New installs before their initial download: the store discards what they write, so
-  /// their writes may legitimately lose to the cloud (DESIGN §7).
+  /// their writes may legitimately lose to the cloud, whatever the device ids.
   var awaitingDownload: Set<String> = []
   var outcome = ScenarioOutcome()
   let verbose: Bool
@@ -271,7 +273,7 @@ final class ScenarioRunner {
   }
 
   /// Whether the device's ledger has no entry for the key. An edit made then is, to the
-  /// engine, a never-synced value, which any record in the store beats (DESIGN §4: "cloud
+  /// engine, a never-synced value, which any record in the store beats (the merge rule "cloud
   /// history beats a never-synced device"). Without a lost ledger such an edit follows
   /// nothing, so this matters only after an account change reset the ledger while the
   /// device kept values it had seen.

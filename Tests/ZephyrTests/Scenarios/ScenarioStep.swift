@@ -101,7 +101,8 @@ struct Scenario: Sendable, CustomStringConvertible {
   var keys: [String] = Scenario.keys
   var steps: [ScenarioStep]
   /// A device that is a new install: its store has not had iCloud's initial download,
-  /// which discards the writes it makes until its first download (DESIGN §7).
+  /// which discards the writes it makes until its first download (Apple: "schedule the
+  /// write operations after a delay to give the system time to download the data").
   var newInstall: String?
   /// The device whose app-group suite and store the process `W` shares (an app extension:
   /// its own instance of the suite, its own ledger folder); `W` is then among ``devices``.

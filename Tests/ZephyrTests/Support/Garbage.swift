@@ -2,9 +2,10 @@ import Foundation
 
 @testable import Zephyr
 
-/// Bad store values for fuzzing, and what DESIGN §2 says each one is.
+/// Bad store values for fuzzing, and what the record format (MergeSemantics.md,
+/// "Records") says each one is.
 enum Garbage {
-  /// What a store value is, by the record format of DESIGN §2, decided here on its own
+  /// What a store value is, by the record format, decided here on its own
   /// (not by calling the engine's decoder) so that the two can disagree.
   enum Kind: Equatable, CustomStringConvertible {
     /// Not record-shaped: a foreign write, pulled as a newer value.

@@ -6,7 +6,8 @@ import ZephyrTesting
 
 /// Which Foundation the harness emulates.
 enum World: Sendable, CaseIterable, CustomStringConvertible {
-  /// Apple's documented behaviour (DESIGN §7), the default: every suite is an
+  /// Apple's documented behaviour (see "The Apple-faithful world" in
+  /// TestingWithSimulatedCloud.md), the default: every suite is an
   /// `AppleFaithfulDefaults`, which posts `didChangeNotification` synchronously inside each
   /// write on the writing thread, and the cloud delivers events on its own thread.
   case apple

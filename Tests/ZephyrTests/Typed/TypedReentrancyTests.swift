@@ -4,7 +4,8 @@ import ZephyrTesting
 
 @testable import Zephyr
 
-/// Typed calls made from inside Zephyr's callbacks (DESIGN §6): an observer of the
+/// Typed calls made from inside Zephyr's callbacks, which may call any method because no
+/// lock is held across a call out (Threading.md): an observer of the
 /// suite's `didChangeNotification` on the writing thread or on an `OperationQueue`, the
 /// log handler, a `.custom` merge strategy. None deadlocks, and every set is pushed.
 // Serialized: its tests block on deliveries and pushes. Side by side with the randomized
