@@ -52,6 +52,9 @@ struct OperationLane: Sendable {
   var localEditsPending = false
   /// A push of local edits is scheduled on the local-edit queue.
   var flushScheduled = false
+  /// A typed write waits for the coalesced push the scheduler will start (see
+  /// ``SyncConfiguration/coalescingInterval``).
+  var coalescedPushArmed = false
   /// Typed writes not pushed yet, by key: pushed with the next push of local edits,
   /// without reading the domain.
   var typedWrites: [String: TypedWrite] = [:]

@@ -40,6 +40,32 @@ public struct SyncConfiguration: Sendable {
   /// at its end; `0` calls once per batch that wrote, as Zephyr 5 did.
   public var synchronizeInterval: TimeInterval
 
+  /// How long a typed write (a set through a ``SyncKey``, an ``SyncCoordinator/insert(_:into:)``
+  /// and its kin) waits before it is pushed, so that edits made in quick succession (an
+  /// app marking articles read while the user scrolls) share one store write: 1 second by
+  /// default. The value is in `UserDefaults` at once; only the push waits. `0` pushes each
+  /// write as soon as the local-edit queue is free, as before.
+  ///
+  /// Nothing is lost to the wait: ``SyncCoordinator/sync()`` pushes what is waiting, as
+  /// does the next launch's `sync()` if the process ends first, and
+  /// ``SyncCoordinator/waitForPendingLocalEdits()`` pushes it at once. Edits that
+  /// `UserDefaults` announces (string keys) do not wait.
+  public var coalescingInterval: TimeInterval = 1
+
+  /// Runs an action after a delay: how a coalesced push (see ``coalescingInterval``) waits.
+  /// `DispatchQueue.asyncAfter` on a global queue by default; tests inject one that keeps
+  /// the action until they run it, so that no test sleeps:
+  ///
+  /// ```swift
+  /// configuration.coalescingScheduler = { delay, push in scheduled.append(push) }
+  /// ```
+  public var coalescingScheduler: Scheduler = { delay, action in
+    DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay, execute: action)
+  }
+
+  /// Runs `action` once, `delay` seconds from now, on a thread of its choosing.
+  public typealias Scheduler = @Sendable (_ delay: TimeInterval, _ action: @escaping @Sendable () -> Void) -> Void
+
   /// How long a tombstone stays in the store before `sync()` removes it to give its key
   /// back: 30 days by default; `nil` keeps tombstones forever. This device's ledger
   /// remembers the delete, so it never pushes the value again.

@@ -254,6 +254,7 @@ public final class SyncCoordinator: Sendable {
       warnNow("waitForPendingLocalEdits() called from inside Zephyr's own work: not waiting")
       return
     }
+    pushCoalescedWrites()
     localEditQueue.sync {}
     // Not while the running operation calls out: it may be waiting for this very thread.
     state.withLock(when: { !$0.lane.isBusy || $0.lane.isCallingOut }, { _ in })
@@ -340,6 +341,32 @@ public final class SyncCoordinator: Sendable {
     localEditQueue.async { [weak self] in
       self?.run(.localEdits)
     }
+  }
+
+  /// Schedules the push of a typed write: after ``SyncConfiguration/coalescingInterval``
+  /// on the configured scheduler, sharing one push with every typed write made meanwhile;
+  /// at once when the interval is 0, or when a push is already scheduled (the write joins
+  /// it).
+  func scheduleCoalescedPush() {
+    let (interval, scheduler) = state.withLock { state -> (TimeInterval, SyncConfiguration.Scheduler?) in
+      let interval = state.configuration.coalescingInterval
+      guard interval > 0, !state.lane.flushScheduled else { return (0, nil) }
+      guard !state.lane.coalescedPushArmed else { return (interval, nil) }
+      state.lane.coalescedPushArmed = true
+      return (interval, state.configuration.coalescingScheduler)
+    }
+    guard interval > 0 else { return schedulePush(diffingDomain: false) }
+    // (Armed already: the push it will start carries this write.)
+    scheduler?(interval) { [weak self] in self?.pushCoalescedWrites() }
+  }
+
+  /// Starts the push that typed writes wait for, if they wait for one.
+  func pushCoalescedWrites() {
+    let armed = state.withLock { state in
+      defer { state.lane.coalescedPushArmed = false }
+      return state.lane.coalescedPushArmed
+    }
+    if armed { schedulePush(diffingDomain: false) }
   }
 
   var id: ObjectIdentifier { ObjectIdentifier(self) }

@@ -128,8 +128,9 @@ extension SyncCoordinator {
     let echoes = OwnWriteMarker.write(by: id) {
       if let value { domain.set(value, forKey: name) } else { domain.remove(forKey: name) }
     }
-    // More than our own announcement: an observer edited the suite from inside our write.
-    schedulePush(diffingDomain: echoes > 1)
+    // More than our own announcement: an observer edited the suite from inside our write,
+    // and that edit is pushed at once; the typed write waits to share its push.
+    if echoes > 1 { schedulePush(diffingDomain: true) } else { scheduleCoalescedPush() }
     publishChanges(of: [name])
   }
 
