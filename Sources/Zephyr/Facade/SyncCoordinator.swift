@@ -74,6 +74,8 @@ public final class SyncCoordinator: Sendable {
   private let observations = Locked<[ObservationToken]>([])
   /// The ``changes(of:)`` streams, finished when the coordinator is released.
   let changeObservers = Locked(ChangeObservers())
+  /// The last large blob each typed key read, decoded (see ``DecodedRead``).
+  let decodedReads = Locked<[String: DecodedRead]>([:])
   let localEditQueue = DispatchQueue(label: "Zephyr.local-edits")
 
   /// Creates a coordinator and starts observing the store's external changes and the

@@ -47,7 +47,7 @@ extension SyncCoordinator {
       // Read before the first use schedules its reconcile: this read never waits for it.
       let stored = storedValue(forKey: key.name)
       use(key)
-      return key.value(from: stored)
+      return decoded(stored, for: key)
     }
     set {
       let stored: PropertyListValue?
@@ -155,5 +155,31 @@ extension SyncCoordinator {
     if let underlying = context.underlyingError { return describe(underlying) }
     let path = context.codingPath.map(\.stringValue).filter { !$0.isEmpty }
     return path.isEmpty ? context.debugDescription : "\(context.debugDescription) at \(path.joined(separator: "."))"
+  }
+}
+
+/// A large blob a typed key last read, and the value it decoded to: the next read of the
+/// same bytes returns the value without decoding 25,000 packed ids again.
+struct DecodedRead: Sendable {
+  /// Blobs smaller than this are decoded on every read: it costs less than comparing.
+  static let minimumBytes = 1_024
+  var blob: Data
+  var value: any Sendable
+}
+
+extension SyncCoordinator {
+  /// `stored` decoded as the key's value: from ``decodedReads`` when it is the large
+  /// blob read last time (compared byte for byte, so no change is missed, whoever wrote
+  /// it), else decoded and, when large, kept for next time.
+  func decoded<Value>(_ stored: PropertyListValue?, for key: SyncKey<Value>) -> Value {
+    guard case .data(let blob)? = stored, blob.count >= DecodedRead.minimumBytes else {
+      return key.value(from: stored)
+    }
+    if let cached = decodedReads.withLock({ $0[key.name] }), cached.blob == blob, let value = cached.value as? Value {
+      return value
+    }
+    let value = key.value(from: stored)
+    decodedReads.withLock { $0[key.name] = DecodedRead(blob: blob, value: value) }
+    return value
   }
 }
