@@ -9,8 +9,9 @@ protocol CollectionDesign: AnyObject {
   var name: String { get }
   /// The devices' stores, in order.
   var stores: [SimulatedDevice] { get }
-  /// Adds `ids` on device `index`, as one edit made and pushed.
-  func insert(_ ids: [UInt32], on index: Int)
+  /// Adds `ids` on device `index`, as one edit; pushed at once (`waiting`), or when the
+  /// design's batch ends (see ``push(on:)``).
+  func insert(_ ids: [UInt32], on index: Int, waiting: Bool)
   /// Removes `ids` on device `index`, as one edit made and pushed.
   func remove(_ ids: [UInt32], on index: Int)
   /// Whether device `index` holds `id`, as an app's "is this article read?" asks it.
@@ -19,6 +20,8 @@ protocol CollectionDesign: AnyObject {
   func ids(on index: Int) -> Set<UInt32>
   /// Device `index` brings its store and its defaults together (a launch, a foreground).
   func sync(on index: Int)
+  /// Pushes what device `index`'s edits left waiting (a coalesced batch).
+  func push(on index: Int)
   /// Handles the inbound change of the key on device `index` (the store already holds the
   /// other device's record).
   func receive(on index: Int)
@@ -63,11 +66,14 @@ final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign where Value.S
 
   var stores: [SimulatedDevice] { devices.map(\.store) }
 
-  func insert(_ ids: [UInt32], on index: Int) {
+  func insert(_ ids: [UInt32], on index: Int, waiting: Bool) {
     let coordinator = devices[index].coordinator
     coordinator.insert(contentsOf: ids.map { Value.SetElement(truncatingIfNeeded: $0) }, into: syncKey)
-    coordinator.waitForPendingLocalEdits()
+    if waiting { coordinator.waitForPendingLocalEdits() }
   }
+
+  /// The coalesced push, started now rather than after the coalescing interval.
+  func push(on index: Int) { devices[index].coordinator.waitForPendingLocalEdits() }
 
   func remove(_ ids: [UInt32], on index: Int) {
     let coordinator = devices[index].coordinator
@@ -133,10 +139,13 @@ final class HandRolledBlobDesign: CollectionDesign {
     stores[index].setValue(.data(blob), forKey: Self.key)
   }
 
-  func insert(_ ids: [UInt32], on index: Int) {
+  /// Every edit is written to the store at once: the app has no batch.
+  func insert(_ ids: [UInt32], on index: Int, waiting: Bool) {
     held[index].formUnion(ids)
     write(on: index)
   }
+
+  func push(on index: Int) {}
 
   func remove(_ ids: [UInt32], on index: Int) {
     held[index].subtract(ids)
