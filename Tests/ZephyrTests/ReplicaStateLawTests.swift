@@ -276,6 +276,88 @@ struct ReplicaStateLawTests {
     #expect(checked == 800)
   }
 
+  /// States of devices that trim to `capacity` after every edit and merge, as
+  /// `.set(capacity:)` does; the untrimmed states they trimmed too.
+  private static func cappedRun(
+    _ kind: ReplicaKind, capacity: Int, seed: UInt64
+  ) -> (replicas: [ReplicaState], untrimmed: [ReplicaState]) {
+    var random = SeededGenerator(seed: seed)
+    var replicas = (0..<4).map { _ in ReplicaState(kind: kind) }
+    var clocks = [UInt64](repeating: 0, count: 4)
+    var untrimmed: [ReplicaState] = []
+    for _ in 0..<40 {
+      let device = Int.random(in: 0..<4, using: &random)
+      let next: ReplicaState
+      if Bool.random(using: &random) {
+        let other = Int.random(in: 0..<4, using: &random)
+        next = replicas[device].joined(with: replicas[other])
+        clocks[device] = max(clocks[device], clocks[other], next.context.maximum)
+      } else {
+        clocks[device] += 1
+        let dot = Stamp(generation: clocks[device], origin: "d\(device)")
+        next = replicas[device].edited(to: randomValue(kind, using: &random), dot: dot)
+      }
+      untrimmed.append(next)
+      replicas[device] = next.trimmed(toCapacity: capacity)
+    }
+    return (replicas, untrimmed)
+  }
+
+  /// A trim is a removal by a device that saw what it removed: idempotent, absorbed by
+  /// the join (the untrimmed state cannot bring a part back), never over capacity, and it
+  /// keeps the newest writes: no kept element's newest write is older than a trimmed one.
+  @Test(arguments: [ReplicaKind.set, .packedSet])
+  func aTrimKeepsTheNewestAndSticks(kind: ReplicaKind) {
+    var checked = 0
+    for seed in UInt64(1)...30 {
+      for state in Self.cappedRun(kind, capacity: 2, seed: seed).untrimmed {
+        let trimmed = state.trimmed(toCapacity: 2)
+        #expect(trimmed.trimmed(toCapacity: 2) == trimmed, "idempotent")
+        #expect(state.joined(with: trimmed) == trimmed, "a trimmed part does not come back")
+        var newest: [PropertyListValue: Stamp] = [:]
+        for (dot, part) in trimmed.parts { newest[part] = max(newest[part] ?? dot, dot) }
+        #expect(newest.count <= 2, "over capacity")
+        let trimmedAway = state.parts.filter { newest[$0.part] == nil }
+        if let oldestKept = newest.values.min(), let newestTrimmed = trimmedAway.map(\.dot).max() {
+          #expect(oldestKept >= newestTrimmed, "a newer write was trimmed before an older one")
+        }
+        checked += 1
+      }
+    }
+    #expect(checked == 1_200)
+  }
+
+  /// Devices that trim converge: once every device has merged every other's state, in
+  /// any order, they hold one state, within capacity, that further merges leave alone.
+  /// (Which state depends on the order: a trim made before a removal arrived stands, as
+  /// any removal does; the outcome is not required to be the same for every order.)
+  @Test(arguments: [ReplicaKind.set, .packedSet])
+  func devicesThatTrimConvergeWhateverTheOrder(kind: ReplicaKind) {
+    for seed in UInt64(1)...30 {
+      let replicas = Self.cappedRun(kind, capacity: 2, seed: seed).replicas
+      func exchange(_ order: [Int]) -> [ReplicaState] {
+        var states = replicas
+        for _ in 0..<2 {
+          for device in order {
+            for other in order where other != device {
+              states[device] = states[device].joined(with: states[other]).trimmed(toCapacity: 2)
+            }
+          }
+        }
+        return states
+      }
+      for order in [[0, 1, 2, 3], [3, 1, 0, 2], [2, 3, 1, 0]] {
+        let states = exchange(order)
+        #expect(Set(states).count == 1, "seed \(seed): devices disagree")
+        #expect(states[0].trimmed(toCapacity: 2) == states[0], "seed \(seed): over capacity")
+        #expect(states[0].joined(with: states[0]).trimmed(toCapacity: 2) == states[0], "seed \(seed): not stable")
+        for replica in replicas {
+          #expect(states[0].joined(with: replica).trimmed(toCapacity: 2) == states[0], "a trimmed part came back")
+        }
+      }
+    }
+  }
+
   /// A device with no history of a key has observed no removal: its first write, joined
   /// with any state, keeps every part of that state and adds its own.
   @Test(arguments: [ReplicaKind.set, .union, .dictionary])

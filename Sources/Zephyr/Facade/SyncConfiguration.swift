@@ -115,6 +115,16 @@ public struct SyncConfiguration: Sendable {
   /// ```
   public var mergeStrategies: [String: MergeStrategy]
 
+  /// The most elements each `.set` key keeps, by key name: the string-keyed form of
+  /// ``SyncKey/Merge/set(capacity:)``, which fills it in at a typed key's first use unless
+  /// it names the key already. Keys whose strategy is not `.set` ignore it.
+  ///
+  /// ```swift
+  /// configuration.mergeStrategies["read"] = .set
+  /// configuration.setCapacities["read"] = 20_000
+  /// ```
+  public var setCapacities: [String: Int] = [:]
+
   /// Receives log messages. When `nil`, messages go to `os.Logger` (subsystem
   /// `Zephyr`) on Apple platforms and to standard error elsewhere.
   public var logHandler: LogHandler?

@@ -16,7 +16,7 @@ extension SyncCoordinator {
     let sharing = sharesSuite
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     // A pull written ahead before a crash is settled against the local value first.
-    let (entries, resolver, ownOrigin, clock, strategies, ids, taking) = state.withLock { state in
+    let (entries, resolver, ownOrigin, clock, merges, ids, taking) = state.withLock { state in
       var entries: [String: LedgerEntry] = [:]
       for key in keys {
         if let entry = state.ledger[key], entry.pendingPull != nil {
@@ -29,7 +29,8 @@ extension SyncCoordinator {
       }
       return (
         entries, state.configuration.conflictResolver, state.ledgerMayBeStale ? state.deviceID : nil,
-        state.ledger.clock, state.configuration.mergeStrategies, (state.deviceID, state.replicaID),
+        state.ledger.clock, (state.configuration.mergeStrategies, state.configuration.setCapacities),
+        (state.deviceID, state.replicaID),
         state.takingStoreState(keys)
       )
     }
@@ -37,6 +38,7 @@ extension SyncCoordinator {
     var decisions: [String: Reconciler.Decision] = [:]
     // The resolver and custom strategies are user code: they may wait for another thread
     // that calls in meanwhile.
+    let (strategies, capacities) = merges
     let callsOut = resolver != nil || strategies.values.contains { if case .custom = $0 { true } else { false } }
     if callsOut {
       state.withLock { state in
@@ -48,7 +50,7 @@ extension SyncCoordinator {
       decisions[key] = Reconciler.decide(
         key: key, local: local[key], storeValue: remote[key], ledger: entries[key], policy: policy,
         resolver: resolver, ownOrigin: ownOrigin, clock: clock, strategy: strategies[key] ?? .lastWriterWins,
-        deviceID: ids.0, replicaID: ids.1, takingStore: taking.contains(key))
+        capacity: capacities[key], deviceID: ids.0, replicaID: ids.1, takingStore: taking.contains(key))
     }
     if callsOut {
       state.withLock { state in

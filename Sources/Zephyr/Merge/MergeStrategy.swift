@@ -43,3 +43,10 @@ public enum MergeStrategy: Sendable {
   /// coordinator from it is not honoured.
   case custom(ConflictResolver)
 }
+
+extension MergeStrategy {
+  /// Whether this is ``set``, the one strategy a capacity applies to.
+  var isSet: Bool {
+    if case .set = self { true } else { false }
+  }
+}

@@ -74,6 +74,7 @@ enum SyncAction: Sendable, Equatable {
     case foreignWrite = "foreign write"
     case mergedByStrategy = "merged by strategy"
     case upgradedRecord = "record upgraded to the state format"
+    case trimmedToCapacity = "trimmed to the set's capacity"
 
     /// Whether the pushed value is new to this device too, and is written locally.
     var writesLocally: Bool { self == .resolverMerged }
@@ -128,8 +129,8 @@ enum Reconciler {
   static func decide(
     key: String, local: PropertyListValue?, storeValue: PropertyListValue?, ledger: LedgerEntry?,
     policy: MismatchPolicy, resolver: ConflictResolver? = nil, ownOrigin: String? = nil, clock: UInt64 = 0,
-    strategy: MergeStrategy = .lastWriterWins, deviceID: String = "", replicaID: String? = nil,
-    takingStore: Bool = false
+    strategy: MergeStrategy = .lastWriterWins, capacity: Int? = nil, deviceID: String = "",
+    replicaID: String? = nil, takingStore: Bool = false
   ) -> Decision {
     var remote = RemoteState(storeValue: storeValue)
     let agreed = max(ledger?.generation ?? 0, clock)
@@ -149,7 +150,8 @@ enum Reconciler {
       var decision = StrategyReconciler.decide(
         StrategyReconciler.Input(
           key: key, local: local, remote: remote, ledger: ledger, declared: strategy, kind: kind,
-          replicaID: replicaID ?? deviceID, deviceID: deviceID, clock: clock, takingStore: takingStore))
+          capacity: capacity, replicaID: replicaID ?? deviceID, deviceID: deviceID, clock: clock,
+          takingStore: takingStore))
       decision.problem = decision.problem ?? problem
       return decision
     }

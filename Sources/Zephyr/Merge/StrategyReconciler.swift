@@ -41,6 +41,8 @@ enum StrategyReconciler {
     var declared: MergeStrategy
     /// How the key merges: the store record's tag, else the ledger's state, else the declaration.
     var kind: ReplicaKind
+    /// The most elements a `.set` keeps (see ``ReplicaState/trimmed(toCapacity:)``).
+    var capacity: Int?
     /// The id this process numbers its writes under (see ``EngineState/replicaID``).
     var replicaID: String
     /// The device id a pushed record is stamped with.
@@ -78,7 +80,10 @@ enum StrategyReconciler {
     let dot = Stamp(generation: generation, origin: input.replicaID)
 
     if input.takingStore, input.ledger == nil, let remote {
-      return decision(input, state: remote, push: nil, agreed: remoteStamp, reason: .cloudHistory)
+      let taken = trimmed(remote, input)
+      return decision(
+        input, state: taken, push: taken == remote ? nil : Stamp(generation: generation, origin: input.deviceID),
+        agreed: remoteStamp, reason: taken == remote ? .cloudHistory : .trimmedToCapacity)
     }
     let mine: ReplicaState
     var edited = true
@@ -109,7 +114,8 @@ enum StrategyReconciler {
       mine = ReplicaState(kind: kind)
       edited = false
     }
-    let joined = remote.map { mine.joined(with: $0) } ?? mine
+    let untrimmed = remote.map { mine.joined(with: $0) } ?? mine
+    let joined = trimmed(untrimmed, input)
     let stamp = Stamp(generation: generation, origin: input.deviceID)
     let reason: SyncAction.Reason
     switch remote {
@@ -120,6 +126,8 @@ enum StrategyReconciler {
       return decision(
         input, state: joined, push: upgrading ? stamp : nil, agreed: remoteStamp,
         reason: upgrading ? .upgradedRecord : .remoteNewer)
+    case _ where joined != untrimmed:
+      reason = .trimmedToCapacity
     case let remote?:
       reason =
         joined == mine
@@ -128,6 +136,12 @@ enum StrategyReconciler {
           ? .remoteNewer : .mergedByStrategy
     }
     return decision(input, state: joined, push: stamp, agreed: remoteStamp, reason: reason)
+  }
+
+  /// `state` with at most the declared capacity of elements, for a `.set` that declares one.
+  private static func trimmed(_ state: ReplicaState, _ input: Input) -> ReplicaState {
+    guard let capacity = input.capacity, input.declared.isSet else { return state }
+    return state.trimmed(toCapacity: capacity)
   }
 
   /// The store's state as a merge sees it (a first-format record or a foreign value read

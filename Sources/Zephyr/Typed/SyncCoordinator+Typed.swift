@@ -84,7 +84,9 @@ extension SyncCoordinator {
     }
     guard first else { return }
     // Before the reconcile is scheduled: it merges with the key's strategy.
-    if case .lastWriterWins = key.merge {} else { useMergeStrategy(key.merge, for: key.name) }
+    if case .lastWriterWins = key.merge {} else {
+      useMergeStrategy(key.merge, capacity: key.mergeCapacity, for: key.name)
+    }
     if reconciling { reconcileOnFirstUse(key.name) }
     emitLogs()
   }

@@ -19,6 +19,13 @@ extension SyncKey {
   public struct Merge: Sendable {
     /// The strategy, as the string-keyed API names it.
     public let strategy: MergeStrategy
+    /// The most elements a `.set` keeps (see ``set(capacity:)``); `nil` for no limit.
+    public let capacity: Int?
+
+    init(strategy: MergeStrategy, capacity: Int? = nil) {
+      self.strategy = strategy
+      self.capacity = capacity
+    }
 
     /// The default: `sync()` keeps the local value, an inbound store event takes the
     /// remote one. See ``MergeStrategy/lastWriterWins``.
@@ -45,6 +52,24 @@ extension SyncKey.Merge where Value: SetSyncValue {
   /// Every element any device added, kept in the order of their writes; see
   /// ``MergeStrategy/union``.
   public static var union: Self { Self(strategy: .union) }
+
+  /// `.set`, keeping the newest `capacity` elements, as a reader trims its history of
+  /// read articles. "Newest" is by write: every element carries the write that added it,
+  /// and writes are ordered by their logical generation (a write made after seeing
+  /// another is always newer than it), then by device id; the elements of one write
+  /// (a coalesced batch) are ordered by their stored form (ids by value: the larger
+  /// stays).
+  ///
+  /// ```swift
+  /// static let read = SyncKey<PackedSet<UInt32>>("read", default: [], merge: .set(capacity: 20_000))
+  /// ```
+  ///
+  /// Every device that merges trims the merged state the same way, and a trim counts as
+  /// a removal made by a device that saw what it removed: a trimmed element does not come
+  /// back from a device that still held it. A device whose app declares no capacity (an
+  /// older version) does not trim, and takes the trims of others. A capacity below 0
+  /// counts as 0.
+  public static func set(capacity: Int) -> Self { Self(strategy: .set, capacity: Swift.max(0, capacity)) }
 }
 
 extension SyncKey.Merge where Value: KeyedSyncValue {

@@ -33,6 +33,9 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   /// ``SyncConfiguration/mergeStrategies`` takes precedence, and a record in the store
   /// names the strategy every device merges it by (see <doc:MergeSemantics>).
   public let merge: MergeStrategy
+  /// The most elements a `.set` key keeps (``Merge/set(capacity:)``); `nil` for no limit.
+  /// An entry for the same key in ``SyncConfiguration/setCapacities`` takes precedence.
+  public let mergeCapacity: Int?
 
   /// Creates a key.
   ///
@@ -50,6 +53,7 @@ public struct SyncKey<Value: SyncValue>: Sendable {
     self.name = name
     self.defaultValue = defaultValue
     self.merge = merge.strategy
+    self.mergeCapacity = merge.capacity
   }
 
   /// Creates a key of an optional type whose default is `nil`.

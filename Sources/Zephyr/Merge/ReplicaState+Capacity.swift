@@ -1,0 +1,35 @@
+import Foundation
+
+extension ReplicaState {
+  /// The state holding at most `capacity` elements: the newest, by write. Writes are
+  /// taken newest first (by ``Stamp`` order: generation, then origin; a write made after
+  /// seeing another has the higher generation), and within one write its parts from the
+  /// last to the first in the state's canonical order (a packed set's larger ids first).
+  /// An element held by several writes counts once, as of its newest.
+  ///
+  /// A trim is a removal by a device that saw every part it removes (each dot stays in
+  /// the context), so the join makes it stick: a device that still holds a trimmed
+  /// element cannot bring it back, and any device that trims a given state gets the same
+  /// state. Presence marks stay. Only `.set` states (arrays or packed ids) are trimmed.
+  func trimmed(toCapacity capacity: Int) -> ReplicaState {
+    guard kind == .set || kind == .packedSet else { return self }
+    var kept = Set<PropertyListValue>()
+    var trimmedGroups: [Stamp: [PropertyListValue]] = [:]
+    var removedAny = false
+    for dot in dots.reversed() {
+      let parts = groups[dot] ?? []
+      var keptParts: [PropertyListValue] = []
+      for part in parts.reversed() {
+        if kept.contains(part) || kept.count < capacity {
+          kept.insert(part)
+          keptParts.append(part)
+        } else {
+          removedAny = true
+        }
+      }
+      if !keptParts.isEmpty || parts.isEmpty { trimmedGroups[dot] = keptParts.reversed() }
+    }
+    guard removedAny else { return self }
+    return ReplicaState(kind: kind, groups: trimmedGroups, context: context)
+  }
+}
