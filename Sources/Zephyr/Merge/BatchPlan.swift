@@ -103,7 +103,9 @@ extension EngineState {
   ) {
     let (stamp, value) = (write.stamp, write.value)
     let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(plan.now)
-    let record = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
+    let plain = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
+    // (A tombstone is always plain: small, and read by every build.)
+    let (record, stored) = value == nil ? (plain, "") : storedForm(of: plain, key: key)
     let size = PropertyListValue.storeSize(key: key, value: record)
     if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
       refuse(key, refusal)
@@ -124,7 +126,7 @@ extension EngineState {
     }
     let log = LogLine(
       "push \(key) g\(stamp.generation) ", value: value.map(\.logDescription) ?? "deleted", isValue: value != nil,
-      " (\(reason.rawValue))")
+      " (\(reason.rawValue)\(stored))")
     plan.writes.append((.store(key: key, record: record, merged: write.merged), log))
   }
 

@@ -133,6 +133,9 @@ enum RemoteState: Sendable, Equatable {
   case foreign(PropertyListValue)
   /// Record-shaped but broken; treated as absent, and reported.
   case malformed(reason: String)
+  /// A compressed record (``CompressedRecord``) that cannot be opened; treated as
+  /// absent, and reported.
+  case unreadableCompressed(reason: String)
   /// A record of a newer format than this Zephyr understands; left alone, and reported.
   case unsupported(version: String)
 
@@ -151,6 +154,8 @@ enum RemoteState: Sendable, Equatable {
     switch version {
     case SyncRecord.formatVersion:
       self = RemoteState.decode(tag: tag, fields: fields)
+    case CompressedRecord.formatVersion where tag == CompressedRecord.tag:
+      self = RemoteState.open(fields)
     case ReplicaRecord.formatVersion where tag == ReplicaRecord.tag:
       switch ReplicaRecord.decode(fields) {
       case .success(let record): self = .replica(record)
@@ -159,6 +164,19 @@ enum RemoteState: Sendable, Equatable {
       }
     default:
       self = .unsupported(version: tag)
+    }
+  }
+
+  /// The record inside a compressed record's envelope, classified as a plain one would
+  /// be; a value inside that is not a record cannot be read.
+  private static func open(_ fields: [PropertyListValue]) -> RemoteState {
+    switch CompressedRecord.open(fields) {
+    case .failure(let problem):
+      return .unreadableCompressed(reason: problem.text)
+    case .success(let record):
+      let inner = RemoteState(storeValue: record)
+      if case .foreign = inner { return .unreadableCompressed(reason: "decompressed value is not a Zephyr record") }
+      return inner
     }
   }
 

@@ -33,6 +33,11 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   /// ``SyncConfiguration/mergeStrategies`` takes precedence, and a record in the store
   /// names the strategy every device merges it by (see <doc:MergeSemantics>).
   public let merge: MergeStrategy
+  /// Whether the key's record is stored compressed in the store (`UserDefaults` keeps
+  /// the plain value); see ``init(_:default:compressed:)``. Adds the key to the
+  /// coordinator's compressed keys on first use, beside
+  /// ``SyncConfiguration/compressedKeys``.
+  public let isCompressed: Bool
 
   /// Creates a key.
   ///
@@ -47,9 +52,47 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   ///   - merge: The merge strategy, ``MergeStrategy/lastWriterWins`` by default. Only
   ///     strategies that can merge `Value` compile (see ``Merge``).
   public init(_ name: String, default defaultValue: Value, merge: Merge = .lastWriterWins) {
+    self.init(name, default: defaultValue, merge: merge, compressed: false)
+  }
+
+  /// Creates a key whose record is stored compressed: for a large value, such as a few
+  /// hundred small `Codable` records.
+  ///
+  /// ```swift
+  /// static let starred = SyncKey<[Starred]>("starred", default: [], compressed: true)
+  /// ```
+  ///
+  /// Only the store's copy is compressed (raw DEFLATE of the record's binary property
+  /// list): `UserDefaults` keeps the plain value, so `@AppStorage("starred")` and
+  /// `UserDefaults` read it as before. A record is stored compressed only when that makes
+  /// it smaller; ``SyncCoordinator/status`` shows the bytes of each key's value and of its
+  /// stored record (``SyncStatus/keySizes``). Every device reads a compressed record,
+  /// whether or not it declares the key compressed, on every platform; a Zephyr build
+  /// from before compressed records leaves the key alone (see
+  /// <doc:LimitsAndDiagnostics#Compressed-keys>). The string-keyed form is
+  /// ``SyncConfiguration/compressedKeys``.
+  ///
+  /// - Parameters:
+  ///   - name: The `UserDefaults` key and store key (see ``init(_:default:merge:)``).
+  ///   - defaultValue: The value read while the key holds none.
+  ///   - compressed: Whether the record is stored compressed.
+  public init(_ name: String, default defaultValue: Value, compressed: Bool) {
+    self.init(name, default: defaultValue, merge: .lastWriterWins, compressed: compressed)
+  }
+
+  /// Creates a key merged by a strategy whose record is stored compressed: the whole
+  /// merge state is compressed, so every strategy works as it does uncompressed.
+  ///
+  /// ```swift
+  /// static let tags = SyncKey<[String]>("tags", default: [], merge: .set, compressed: true)
+  /// ```
+  ///
+  /// See ``init(_:default:compressed:)`` and ``init(_:default:merge:)``.
+  public init(_ name: String, default defaultValue: Value, merge: Merge, compressed: Bool) {
     self.name = name
     self.defaultValue = defaultValue
     self.merge = merge.strategy
+    self.isCompressed = compressed
   }
 
   /// Creates a key of an optional type whose default is `nil`.
