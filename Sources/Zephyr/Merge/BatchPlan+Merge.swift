@@ -11,27 +11,6 @@ struct PlannedRecord {
 }
 
 extension EngineState {
-  /// Whether `key`'s records are stored compressed: listed in
-  /// ``SyncConfiguration/compressedKeys``, or declared so by a typed key.
-  func compresses(_ key: String) -> Bool {
-    configuration.compressedKeys.contains(key) || typedCompressedKeys.contains(key)
-  }
-
-  /// `record` as the store is to hold it: in a ``CompressedRecord`` envelope when `key`
-  /// is compressed and the envelope is smaller, else plain (and the debug log says why);
-  /// with a note for the push's log line. Compresses under the lock: no call out, a few
-  /// milliseconds for the largest record the store holds.
-  mutating func storedForm(of record: PropertyListValue, key: String) -> (PropertyListValue, note: String) {
-    guard compresses(key) else { return (record, "") }
-    switch CompressedRecord.compress(record) {
-    case .compressed(let envelope, let plainBytes, let storedBytes):
-      return (envelope, ", compressed \(plainBytes) → \(storedBytes) bytes")
-    case .plain(let reason):
-      debug("store \(key) plain, not compressed: \(reason)")
-      return (record, ", stored plain")
-    }
-  }
-
   /// The strategy a device declares for `key`.
   func strategy(of key: String) -> MergeStrategy {
     configuration.mergeStrategies[key] ?? .lastWriterWins
@@ -58,7 +37,7 @@ extension EngineState {
       origin: merge.agreed.origin, state: merge.state)
     let shown = merge.value.map(\.logDescription) ?? "deleted"
     if let stamp = merge.push {
-      let (record, stored) = storedForm(of: ReplicaRecord(stamp: stamp, state: merge.state).encoded, key: key)
+      let (record, stored) = storedForm(of: ReplicaRecord(stamp: stamp, state: merge.state).encoded, key: key, plan)
       let size = PropertyListValue.storeSize(key: key, value: record)
       if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
         refuse(key, refusal)

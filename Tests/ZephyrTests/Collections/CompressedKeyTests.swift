@@ -48,8 +48,9 @@ struct CompressedKeyTests {
 
   // MARK: Three devices, three declarations, one value
 
-  @Test func threeDevicesReadTheSameValueWhateverTheyDeclare() throws {
-    let harness = Harness()
+  @Test(arguments: World.allCases)
+  func threeDevicesReadTheSameValueWhateverTheyDeclare(_ world: World) throws {
+    let harness = Harness(world: world)
     let typed = harness.device("A")
     let stringKeyed = harness.device("B", monitored: ["starred"]) { $0.compressedKeys = ["starred"] }
     let neither = harness.device("C", monitored: ["starred"])
