@@ -24,7 +24,7 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   ///
   /// ```swift
   /// if let starred = coordinator.status.keySizes.first(where: { $0.key == "starred" }) {
-  ///   print(starred.valueBytes ?? 0, "bytes of value stored in", starred.recordBytes)  // 41230 … 9317
+  ///   print(starred.valueBytes ?? 0, "bytes of value in a record of", starred.recordBytes)  // 39851 … 16483
   /// }
   /// ```
   public struct KeySize: Sendable, Equatable {
