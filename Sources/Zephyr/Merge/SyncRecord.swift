@@ -13,6 +13,7 @@ import Foundation
 ///
 /// The first element is the format tag: `z` + format version (+ `d` for a tombstone).
 /// A store value that is not record-shaped is a *foreign write* (see ``RemoteState``).
+/// A key declared compressed may hold its record in a ``CompressedRecord`` envelope (`z3`).
 ///
 /// A key with a ``MergeStrategy`` other than last-writer-wins also says which writes of
 /// other devices its state includes (its ``VersionVector``, less its own stamp), in a
@@ -125,9 +126,11 @@ enum Generation {
 enum RemoteState: Sendable, Equatable {
   /// The store has no value for the key. Absence tells nothing: it is never a delete.
   case absent
-  /// A valid Zephyr record of the first format (`z1`).
+  /// A valid Zephyr record of the first format (`z1`), stored plain or compressed
+  /// (``CompressedRecord``).
   case record(SyncRecord)
-  /// A valid record of a key merged by a strategy (`z2`): its whole merge state.
+  /// A valid record of a key merged by a strategy (`z2`): its whole merge state; stored
+  /// plain or compressed.
   case replica(ReplicaRecord)
   /// A value that is not a record: written by Zephyr 4 or by app code directly.
   case foreign(PropertyListValue)
