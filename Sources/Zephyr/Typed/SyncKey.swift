@@ -34,9 +34,10 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   /// names the strategy every device merges it by (see <doc:MergeSemantics>).
   public let merge: MergeStrategy
   /// Whether the key's record is stored compressed in the store (`UserDefaults` keeps
-  /// the plain value); see ``init(_:default:compressed:)``. Adds the key to the
-  /// coordinator's compressed keys on first use, beside
-  /// ``SyncConfiguration/compressedKeys``.
+  /// the plain value); see ``init(_:default:compressed:)``. A coordinator compresses the
+  /// key from its first use, beside the keys of ``SyncConfiguration/compressedKeys``
+  /// (which it leaves as the app set it); before that (a `sync()` at launch) the record
+  /// is written plain. List the key there too to compress it from launch.
   public let isCompressed: Bool
 
   /// Creates a key.
