@@ -109,6 +109,13 @@ struct FuzzTests {
       case nil: break
       case let other?: Issue.record("status names \(other) for a state record: \(context)")
       }
+    case .compressed:
+      switch refusal {
+      case .unreadableCompressedRecord?, .malformedRecord?, .strategyCannotMerge?, .unsupportedFormat?:
+        #expect(after == before, "a refused compressed record changed the local value: \(context)")
+      case nil: break
+      case let other?: Issue.record("status names \(other) for a compressed record: \(context)")
+      }
     case .recordOrMalformed(let value):
       if case .malformedRecord? = refusal {
         #expect(after == before, "a malformed record changed the local value: \(context)")
@@ -133,10 +140,11 @@ struct FuzzTests {
         case .unsupported: "unsupported"
         case .record(let value), .recordOrMalformed(let value): value == nil ? "tombstone" : "record"
         case .state: "state"
+        case .compressed: "compressed"
         }
       kinds[kind, default: 0] += 1
     }
-    for kind in ["foreign", "malformed", "unsupported", "record", "tombstone"] {
+    for kind in ["foreign", "malformed", "unsupported", "record", "tombstone", "compressed"] {
       #expect(kinds[kind, default: 0] >= 40, "\(kind): \(kinds)")
     }
     print("FuzzTests: store values per kind in one chunk: \(kinds.sorted { $0.key < $1.key })")

@@ -18,6 +18,13 @@ public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
   case malformedRecord(String)
   /// The store holds a record of a newer format; Zephyr leaves it alone.
   case unsupportedFormat(String)
+  /// The store holds a compressed record (see <doc:LimitsAndDiagnostics#Compressed-keys>)
+  /// that cannot be read: its bytes are not a raw DEFLATE stream, they decompress to more
+  /// than the store's 1 MB, or to something that is not a binary property list holding a
+  /// Zephyr record. The associated text says which. Zephyr treats the record as absent,
+  /// like a ``malformedRecord(_:)``: the local value is never touched, and the next write
+  /// of the key replaces the record.
+  case unreadableCompressedRecord(String)
   /// The key's merge strategy cannot merge its local value (`.set` over a string, say,
   /// set for a string key in ``SyncConfiguration/mergeStrategies``): the key is left
   /// alone, locally and in the store, rather than merged as something else. `strategy`
@@ -41,6 +48,7 @@ public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
     case .notPropertyList: "value is not a property-list type"
     case .malformedRecord(let reason): "malformed record in store (\(reason))"
     case .unsupportedFormat(let tag): "record format \(tag) is newer than this Zephyr"
+    case .unreadableCompressedRecord(let reason): "compressed record in store cannot be read (\(reason))"
     case .strategyCannotMerge(let strategy, let value): "the \(strategy) strategy cannot merge a \(value) value"
     case .overQuota(let needed, let available): "needs \(needed) bytes, \(available) left"
     case .tooManyKeys(let limit): "store already holds \(limit) keys"

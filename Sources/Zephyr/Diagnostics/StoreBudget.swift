@@ -10,6 +10,14 @@ struct StoreBudget {
   private(set) var overheads: [String: Int] = [:]
   private(set) var totalBytes = 0
   private(set) var totalOverhead = 0
+  /// What the store holds per key, as last recorded: for ``SyncStatus/keySizes``.
+  private(set) var values: [String: PropertyListValue] = [:]
+  /// Per key, the number of the last ``record(_:storeValue:)``: a size computed from an
+  /// older value is not cached.
+  private var revisions: [String: UInt64] = [:]
+  private var lastRevision: UInt64 = 0
+  /// The sizes computed for the status so far, per key (see ``unsized()``).
+  private var keySizes: [String: SyncStatus.KeySize] = [:]
   /// Whether every store key has been sized at least once.
   var isPrimed = false
   /// Whether usage was above the warning threshold at the last check.
@@ -21,22 +29,28 @@ struct StoreBudget {
   mutating func record(_ key: String, storeValue: PropertyListValue?) {
     totalBytes -= sizes[key] ?? 0
     totalOverhead -= overheads[key] ?? 0
+    lastRevision += 1
+    revisions[key] = lastRevision
+    keySizes[key] = nil
+    values[key] = storeValue
     guard let storeValue else {
       sizes[key] = nil
       overheads[key] = nil
+      revisions[key] = nil
       return
     }
     let size = PropertyListValue.storeSize(key: key, value: storeValue)
     let overhead: Int
-    // A strategy key's record (its merge state) counts no overhead beyond its size,
-    // as before; it is not decoded to know that.
-    let isReplicaRecord: Bool
+    // Neither a strategy key's record (its merge state, no overhead beyond its size, as
+    // before) nor a compressed one (what it saves shows in the status's key sizes) is
+    // decoded here, under the lock.
+    let undecoded: Bool
     if case .array(let fields) = storeValue, fields.first == .string(ReplicaRecord.tag) {
-      isReplicaRecord = true
+      undecoded = true
     } else {
-      isReplicaRecord = false
+      undecoded = CompressedRecord.isEnvelope(storeValue)
     }
-    switch isReplicaRecord ? nil : RemoteState(storeValue: storeValue) {
+    switch undecoded ? .absent : RemoteState(storeValue: storeValue) {
     case .record(let record):
       if case .value(let value) = record.content {
         overhead = storeValue.estimatedBinaryPlistSize - value.estimatedBinaryPlistSize
@@ -76,6 +90,51 @@ struct StoreBudget {
   /// The `count` largest keys, largest first.
   func largest(_ count: Int) -> [SyncStatus.KeySize] {
     sizes.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }.prefix(count)
-      .map { SyncStatus.KeySize(key: $0.key, bytes: $0.value) }
+      .map { size(of: $0.key, bytes: $0.value) }
+  }
+
+  /// Every key's size, by key name: computed ones in full, the others (changed since the
+  /// status computed them) with their store bytes only.
+  var allSizes: [SyncStatus.KeySize] {
+    sizes.sorted { $0.key < $1.key }.map { size(of: $0.key, bytes: $0.value) }
+  }
+
+  private func size(of key: String, bytes: Int) -> SyncStatus.KeySize {
+    keySizes[key] ?? SyncStatus.KeySize(key: key, bytes: bytes)
+  }
+
+  /// The keys whose sizes are not computed yet, with their values and revisions: the
+  /// status computes them with no lock held (``SyncStatus/KeySize/init(key:storeValue:)``)
+  /// and hands them to ``cache(_:revision:)``.
+  func unsized() -> [(value: PropertyListValue, key: String, revision: UInt64)] {
+    values.compactMap { key, value in
+      guard keySizes[key] == nil, let revision = revisions[key] else { return nil }
+      return (value, key, revision)
+    }
+  }
+
+  /// Keeps a size computed from the value of `revision`, unless the key changed since.
+  mutating func cache(_ size: SyncStatus.KeySize, revision: UInt64) {
+    if revisions[size.key] == revision { keySizes[size.key] = size }
+  }
+}
+
+extension SyncStatus.KeySize {
+  /// The sizes of `storeValue` stored under `key`: the record's, and its plain value's
+  /// once opened (inflated, for a compressed record; the merged value, for a strategy
+  /// key's state). Runs no user code: a `.custom` state's latest sibling stands for its
+  /// value.
+  init(key: String, storeValue: PropertyListValue) {
+    let value: PropertyListValue? =
+      switch RemoteState(storeValue: storeValue) {
+      case .record(let record): record.content.value
+      case .replica(let record): record.state.value(strategy: .lastWriterWins, key: key, resolving: false)
+      case .foreign(let value): value
+      case .absent, .malformed, .unreadableCompressed, .unsupported: nil
+      }
+    self.init(
+      key: key, bytes: PropertyListValue.storeSize(key: key, value: storeValue),
+      recordBytes: storeValue.estimatedBinaryPlistSize, valueBytes: value?.estimatedBinaryPlistSize,
+      isCompressed: CompressedRecord.isEnvelope(storeValue))
   }
 }

@@ -19,12 +19,39 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
     public var keyCount: Int?
   }
 
-  /// One store key and the bytes it uses.
+  /// One store key and the bytes it uses: what the store counts for it, and what its
+  /// value alone would take, so that an app sees what compression and packing saved.
+  ///
+  /// ```swift
+  /// if let starred = coordinator.status.keySizes.first(where: { $0.key == "starred" }) {
+  ///   print(starred.valueBytes ?? 0, "bytes of value in a record of", starred.recordBytes)  // 39851 … 16483
+  /// }
+  /// ```
   public struct KeySize: Sendable, Equatable {
     /// The store key.
     public var key: String
-    /// Its UTF-8 bytes plus its value's binary-plist size.
+    /// Its UTF-8 bytes plus its stored record's binary-plist size: what the store counts
+    /// against its 1 MB (``recordBytes`` plus the key's bytes).
     public var bytes: Int
+    /// The stored record's binary-plist size (after compression, for a compressed
+    /// record; the merge state, for a key merged by a strategy).
+    public var recordBytes: Int
+    /// The binary-plist size of the key's value as `UserDefaults` holds it: plain,
+    /// without Zephyr's record. `nil` for a tombstone and for a record this device cannot
+    /// read. `recordBytes - valueBytes` is what the record costs over the bare value;
+    /// below zero, what compression saved.
+    public var valueBytes: Int?
+    /// Whether the store holds the key's record compressed.
+    public var isCompressed: Bool
+
+    /// Creates an entry: `bytes` alone, as the store counts them.
+    init(key: String, bytes: Int, recordBytes: Int? = nil, valueBytes: Int? = nil, isCompressed: Bool = false) {
+      self.key = key
+      self.bytes = bytes
+      self.recordBytes = recordBytes ?? max(0, bytes - key.utf8.count)
+      self.valueBytes = valueBytes
+      self.isCompressed = isCompressed
+    }
   }
 
   /// The limits the coordinator checks against.
@@ -37,6 +64,10 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   public var keyCount = 0
   /// The five largest store keys, largest first.
   public var largestKeys: [KeySize] = []
+  /// Every store key this device has seen, by name, with the bytes of its value and of
+  /// its stored record: what compression (``SyncConfiguration/compressedKeys``) and
+  /// packing saved, key by key. Computed when the status is read.
+  public var keySizes: [KeySize] = []
   /// The bytes Zephyr's records add over the bare values (whole tombstones included).
   public var overheadBytes = 0
   /// Whether the device is signed into an iCloud account; `nil` where the store cannot
@@ -128,7 +159,8 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
     row("store keys", "\(keyCount) / \(limits.maximumKeyCount) (\(percent(keyCount, limits.maximumKeyCount)))")
     row("Zephyr overhead", "\(overheadBytes) bytes")
     for (index, entry) in largestKeys.enumerated() {
-      row(index == 0 ? "largest keys" : "", "\(entry.key): \(entry.bytes) bytes")
+      let value = entry.valueBytes.map { " (value \($0) bytes\(entry.isCompressed ? ", compressed" : ""))" } ?? ""
+      row(index == 0 ? "largest keys" : "", "\(entry.key): \(entry.bytes) bytes\(value)")
     }
     row("iCloud account", isSignedIn.map { $0 ? "signed in" : "signed out" } ?? "unknown")
     row(

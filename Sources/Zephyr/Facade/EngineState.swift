@@ -13,6 +13,9 @@ struct EngineState: Sendable {
   var monitoredPrefixes: Set<String> = []
   /// Keys used through a ``SyncKey``: monitored on first use, and only then.
   var typedKeys: Set<String> = []
+  /// Keys a typed key declared `compressed: true`; compressed like those of
+  /// ``SyncConfiguration/compressedKeys``, which is left as the app set it.
+  var typedCompressedKeys: Set<String> = []
   var deviceID: String
   var ledger: Ledger
   var journal = LedgerJournal()
@@ -183,6 +186,7 @@ struct EngineState: Sendable {
     snapshot.estimatedBytes = budget.totalBytes
     snapshot.keyCount = budget.keyCount
     snapshot.largestKeys = budget.largest(5)
+    snapshot.keySizes = budget.allSizes
     snapshot.overheadBytes = budget.totalOverhead
     snapshot.isSignedIn = isSignedIn
     snapshot.monitoredKeys = monitoredKeys

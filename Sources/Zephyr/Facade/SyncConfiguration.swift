@@ -124,6 +124,21 @@ public struct SyncConfiguration: Sendable {
   /// configuration.setCapacities["read"] = 20_000
   /// ```
   public var setCapacities: [String: Int] = [:]
+  /// The keys whose records are stored compressed in the store, by key: the string-keyed
+  /// form of a typed key's `compressed: true` (which adds to this set without writing
+  /// into it). Empty by default.
+  ///
+  /// ```swift
+  /// configuration.compressedKeys = ["starred"]
+  /// ```
+  ///
+  /// Only the store's copy is compressed: `UserDefaults` keeps the plain value, so
+  /// `@AppStorage` and `UserDefaults` read it as before. A record is stored compressed
+  /// only when that makes it smaller (else it is stored plain, and the debug log says
+  /// so). Every device reads a compressed record whatever it lists here, on every
+  /// platform; a Zephyr build from before compressed records leaves such a key alone,
+  /// so update every device first. See <doc:LimitsAndDiagnostics#Compressed-keys>.
+  public var compressedKeys: Set<String> = []
 
   /// Receives log messages. When `nil`, messages go to `os.Logger` (subsystem
   /// `Zephyr`) on Apple platforms and to standard error elsewhere.

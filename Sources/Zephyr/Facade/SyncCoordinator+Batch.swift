@@ -16,7 +16,7 @@ extension SyncCoordinator {
     let sharing = sharesSuite
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     // A pull written ahead before a crash is settled against the local value first.
-    let (entries, resolver, ownOrigin, clock, merges, ids, taking) = state.withLock { state in
+    let (entries, resolver, ownOrigin, clock, merges, ids, taking, compressed) = state.withLock { state in
       var entries: [String: LedgerEntry] = [:]
       for key in keys {
         if let entry = state.ledger[key], entry.pendingPull != nil {
@@ -30,8 +30,7 @@ extension SyncCoordinator {
       return (
         entries, state.configuration.conflictResolver, state.ledgerMayBeStale ? state.deviceID : nil,
         state.ledger.clock, (state.configuration.mergeStrategies, state.configuration.setCapacities),
-        (state.deviceID, state.replicaID),
-        state.takingStoreState(keys)
+        (state.deviceID, state.replicaID), state.takingStoreState(keys), Set(keys.filter(state.compresses))
       )
     }
 
@@ -74,7 +73,11 @@ extension SyncCoordinator {
       ? [:]
       : domain.values(forKeys: pulled) { key, value in local[key].map(value.isSameValue(as:)) ?? false }.values
 
-    let batch = BatchDecisions(keys: keys, decisions: decisions, local: local, current: current, remote: remote)
+    // Compressed here, with no lock held: the plan checks sizes under its lock.
+    let precompressed = BatchDecisions.precompress(decisions, keys: compressed, deviceID: ids.0)
+    let batch = BatchDecisions(
+      keys: keys, decisions: decisions, local: local, current: current, remote: remote,
+      precompressed: precompressed)
     let now = self.now()
     let plan = state.withLock { $0.plan(batch, now: now) }
     let written = apply(plan, &effects)

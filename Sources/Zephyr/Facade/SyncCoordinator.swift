@@ -176,7 +176,14 @@ public final class SyncCoordinator: Sendable {
   public var status: SyncStatus {
     let isSignedIn = store.isSignedIn
     let available = checkProtectedData()
-    var snapshot = state.withLock { $0.statusSnapshot(isSignedIn: isSignedIn) }
+    // Key sizes open records (inflate, decode merge states): with no lock held, once per
+    // stored value.
+    let unsized = state.withLock { $0.budget.unsized() }
+    let sized = unsized.map { (SyncStatus.KeySize(key: $0.key, storeValue: $0.value), $0.revision) }
+    var snapshot = state.withLock { state in
+      for (size, revision) in sized { state.budget.cache(size, revision: revision) }
+      return state.statusSnapshot(isSignedIn: isSignedIn)
+    }
     snapshot.isProtectedDataAvailable = available
     return snapshot
   }

@@ -37,7 +37,7 @@ extension EngineState {
       origin: merge.agreed.origin, state: merge.state)
     let shown = merge.value.map(\.logDescription) ?? "deleted"
     if let stamp = merge.push {
-      let record = ReplicaRecord(stamp: stamp, state: merge.state).encoded
+      let (record, stored) = storedForm(of: ReplicaRecord(stamp: stamp, state: merge.state).encoded, key: key, plan)
       let size = PropertyListValue.storeSize(key: key, value: record)
       if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
         refuse(key, refusal)
@@ -53,7 +53,7 @@ extension EngineState {
       }
       let log = LogLine(
         "push \(key) g\(stamp.generation) ", value: shown, isValue: merge.value != nil,
-        " (\(merge.reason.rawValue), \(merge.state.kind.rawValue))")
+        " (\(merge.reason.rawValue), \(merge.state.kind.rawValue)\(stored))")
       plan.writes.append((.store(key: key, record: record, merged: written), log))
     } else if let written {
       budget.record(key, storeValue: batch.remote[key])

@@ -36,6 +36,9 @@ struct BatchPlan: Sendable {
   var refused: Set<String> = []
   var pulls = 0
   var now = Date.distantPast
+  /// Records of compressed keys compressed ahead, with no lock held (see
+  /// ``BatchDecisions/precompress(_:keys:deviceID:)``).
+  var precompressed: [String: Precompressed] = [:]
 }
 
 /// What one batch decided, with the snapshots it decided from.
@@ -49,6 +52,8 @@ struct BatchDecisions: Sendable {
   var current: [String: PropertyListValue]
   /// Store values when the batch was read.
   var remote: [String: PropertyListValue]
+  /// The records the plan will write for compressed keys, compressed ahead.
+  var precompressed: [String: Precompressed] = [:]
 }
 
 extension EngineState {
@@ -56,7 +61,7 @@ extension EngineState {
   /// refusals and log lines recorded, at `now` (read from the configured clock before
   /// the lock was taken). Calls out to nothing.
   mutating func plan(_ batch: BatchDecisions, now: Date) -> BatchPlan {
-    var plan = BatchPlan(keys: batch.keys, now: now)
+    var plan = BatchPlan(keys: batch.keys, now: now, precompressed: batch.precompressed)
     for key in batch.keys {
       guard let decision = batch.decisions[key] else { continue }
       if let problem = decision.problem {
@@ -103,7 +108,9 @@ extension EngineState {
   ) {
     let (stamp, value) = (write.stamp, write.value)
     let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(plan.now)
-    let record = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
+    let plain = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
+    // (A tombstone is always plain: small, and read by every build.)
+    let (record, stored) = value == nil ? (plain, "") : storedForm(of: plain, key: key, plan)
     let size = PropertyListValue.storeSize(key: key, value: record)
     if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
       refuse(key, refusal)
@@ -124,7 +131,7 @@ extension EngineState {
     }
     let log = LogLine(
       "push \(key) g\(stamp.generation) ", value: value.map(\.logDescription) ?? "deleted", isValue: value != nil,
-      " (\(reason.rawValue))")
+      " (\(reason.rawValue)\(stored))")
     plan.writes.append((.store(key: key, record: record, merged: write.merged), log))
   }
 

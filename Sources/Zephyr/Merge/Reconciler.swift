@@ -143,6 +143,7 @@ enum Reconciler {
     let problem: RefusalReason? =
       switch remote {
       case .malformed(let reason): .malformedRecord(reason)
+      case .unreadableCompressed(let reason): .unreadableCompressedRecord(reason)
       case .unsupported(let version): .unsupportedFormat(version)
       case .absent, .record, .replica, .foreign: nil
       }
@@ -181,7 +182,7 @@ enum Reconciler {
     switch remote {
     case .unsupported(let version):
       return .skip(reason: "store holds record format \(version), newer than this Zephyr")
-    case .absent, .malformed:
+    case .absent, .malformed, .unreadableCompressed:
       record = nil
     case .record(let stored):
       record = stored
@@ -309,7 +310,7 @@ extension RemoteState {
     switch self {
     case .record(let record): record.stamp
     case .replica(let record): record.stamp
-    case .absent, .foreign, .malformed, .unsupported: nil
+    case .absent, .foreign, .malformed, .unreadableCompressed, .unsupported: nil
     }
   }
 

@@ -159,7 +159,7 @@ enum StrategyReconciler {
       return (ReplicaState(legacy: record, kind: kind), record.stamp, true)
     case .foreign(let value) where kind.canMerge(value):
       return (ReplicaState(foreign: value, kind: kind), nil, false)
-    case .foreign, .absent, .malformed, .unsupported:
+    case .foreign, .absent, .malformed, .unreadableCompressed, .unsupported:
       return (nil, nil, false)
     }
   }

@@ -13,6 +13,7 @@ import Foundation
 ///
 /// The first element is the format tag: `z` + format version (+ `d` for a tombstone).
 /// A store value that is not record-shaped is a *foreign write* (see ``RemoteState``).
+/// A key declared compressed may hold its record in a ``CompressedRecord`` envelope (`z3`).
 ///
 /// A key with a ``MergeStrategy`` other than last-writer-wins also says which writes of
 /// other devices its state includes (its ``VersionVector``, less its own stamp), in a
@@ -125,14 +126,19 @@ enum Generation {
 enum RemoteState: Sendable, Equatable {
   /// The store has no value for the key. Absence tells nothing: it is never a delete.
   case absent
-  /// A valid Zephyr record of the first format (`z1`).
+  /// A valid Zephyr record of the first format (`z1`), stored plain or compressed
+  /// (``CompressedRecord``).
   case record(SyncRecord)
-  /// A valid record of a key merged by a strategy (`z2`): its whole merge state.
+  /// A valid record of a key merged by a strategy (`z2`): its whole merge state; stored
+  /// plain or compressed.
   case replica(ReplicaRecord)
   /// A value that is not a record: written by Zephyr 4 or by app code directly.
   case foreign(PropertyListValue)
   /// Record-shaped but broken; treated as absent, and reported.
   case malformed(reason: String)
+  /// A compressed record (``CompressedRecord``) that cannot be opened; treated as
+  /// absent, and reported.
+  case unreadableCompressed(reason: String)
   /// A record of a newer format than this Zephyr understands; left alone, and reported.
   case unsupported(version: String)
 
@@ -151,6 +157,8 @@ enum RemoteState: Sendable, Equatable {
     switch version {
     case SyncRecord.formatVersion:
       self = RemoteState.decode(tag: tag, fields: fields)
+    case CompressedRecord.formatVersion where tag == CompressedRecord.tag:
+      self = RemoteState.open(fields)
     case ReplicaRecord.formatVersion where tag == ReplicaRecord.tag:
       switch ReplicaRecord.decode(fields) {
       case .success(let record): self = .replica(record)
@@ -159,6 +167,19 @@ enum RemoteState: Sendable, Equatable {
       }
     default:
       self = .unsupported(version: tag)
+    }
+  }
+
+  /// The record inside a compressed record's envelope, classified as a plain one would
+  /// be; a value inside that is not a record cannot be read.
+  private static func open(_ fields: [PropertyListValue]) -> RemoteState {
+    switch CompressedRecord.open(fields) {
+    case .failure(let problem):
+      return .unreadableCompressed(reason: problem.text)
+    case .success(let record):
+      let inner = RemoteState(storeValue: record)
+      if case .foreign = inner { return .unreadableCompressed(reason: "decompressed value is not a Zephyr record") }
+      return inner
     }
   }
 

@@ -73,18 +73,23 @@ extension SyncCoordinator {
   }
 
   /// Makes a key's first use: it is monitored from now on (unless refused), and its
-  /// merge strategy applies unless the configuration names one. With `reconciling`, the
-  /// key is also reconciled on the local-edit queue, to pull a value that arrived before
-  /// this first use; a set does without, since it pushes the key anyway.
+  /// merge strategy applies unless the configuration names one; a key declared
+  /// `compressed: true` is compressed from then on, whatever the configuration lists.
+  /// With `reconciling`, the key is also reconciled on the local-edit queue, to pull a
+  /// value that arrived before this first use; a set does without, since it pushes the
+  /// key anyway.
   func use<Value>(_ key: SyncKey<Value>, reconciling: Bool = true) {
     let first = state.withLock { state -> Bool in
+      // Before its first push: a key declared compressed by any of its typed keys is.
+      if key.isCompressed { state.typedCompressedKeys.insert(key.name) }
       guard state.typedKeys.insert(key.name).inserted else { return false }
       state.monitoredKeys.formUnion(state.admit([key.name]))
       return true
     }
     guard first else { return }
     // Before the reconcile is scheduled: it merges with the key's strategy.
-    if case .lastWriterWins = key.merge {} else {
+    if case .lastWriterWins = key.merge {
+    } else {
       useMergeStrategy(key.merge, capacity: key.mergeCapacity, for: key.name)
     }
     if reconciling { reconcileOnFirstUse(key.name) }

@@ -36,6 +36,12 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   /// The most elements a `.set` key keeps (``Merge/set(capacity:)``); `nil` for no limit.
   /// An entry for the same key in ``SyncConfiguration/setCapacities`` takes precedence.
   public let mergeCapacity: Int?
+  /// Whether the key's record is stored compressed in the store (`UserDefaults` keeps
+  /// the plain value); see ``init(_:default:compressed:)``. A coordinator compresses the
+  /// key from its first use, beside the keys of ``SyncConfiguration/compressedKeys``
+  /// (which it leaves as the app set it); before that (a `sync()` at launch) the record
+  /// is written plain. List the key there too to compress it from launch.
+  public let isCompressed: Bool
 
   /// Creates a key.
   ///
@@ -50,10 +56,48 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   ///   - merge: The merge strategy, ``MergeStrategy/lastWriterWins`` by default. Only
   ///     strategies that can merge `Value` compile (see ``Merge``).
   public init(_ name: String, default defaultValue: Value, merge: Merge = .lastWriterWins) {
+    self.init(name, default: defaultValue, merge: merge, compressed: false)
+  }
+
+  /// Creates a key whose record is stored compressed: for a large value, such as a few
+  /// hundred small `Codable` records.
+  ///
+  /// ```swift
+  /// static let starred = SyncKey<[Starred]>("starred", default: [], compressed: true)
+  /// ```
+  ///
+  /// Only the store's copy is compressed (raw DEFLATE of the record's binary property
+  /// list): `UserDefaults` keeps the plain value, so `@AppStorage("starred")` and
+  /// `UserDefaults` read it as before. A record is stored compressed only when that makes
+  /// it smaller; ``SyncCoordinator/status`` shows the bytes of each key's value and of its
+  /// stored record (``SyncStatus/keySizes``). Every device reads a compressed record,
+  /// whether or not it declares the key compressed, on every platform; a Zephyr build
+  /// from before compressed records leaves the key alone (see
+  /// <doc:LimitsAndDiagnostics#Compressed-keys>). The string-keyed form is
+  /// ``SyncConfiguration/compressedKeys``.
+  ///
+  /// - Parameters:
+  ///   - name: The `UserDefaults` key and store key (see ``init(_:default:merge:)``).
+  ///   - defaultValue: The value read while the key holds none.
+  ///   - compressed: Whether the record is stored compressed.
+  public init(_ name: String, default defaultValue: Value, compressed: Bool) {
+    self.init(name, default: defaultValue, merge: .lastWriterWins, compressed: compressed)
+  }
+
+  /// Creates a key merged by a strategy whose record is stored compressed: the whole
+  /// merge state is compressed, so every strategy works as it does uncompressed.
+  ///
+  /// ```swift
+  /// static let tags = SyncKey<[String]>("tags", default: [], merge: .set, compressed: true)
+  /// ```
+  ///
+  /// See ``init(_:default:compressed:)`` and ``init(_:default:merge:)``.
+  public init(_ name: String, default defaultValue: Value, merge: Merge, compressed: Bool) {
     self.name = name
     self.defaultValue = defaultValue
     self.merge = merge.strategy
     self.mergeCapacity = merge.capacity
+    self.isCompressed = compressed
   }
 
   /// Creates a key of an optional type whose default is `nil`.

@@ -34,7 +34,7 @@ extension ScenarioRunner {
           if held != record.state { problems.append("\(key): \(name)'s merge state is not the server's") }
         }
         continue
-      case .malformed, .unsupported:
+      case .malformed, .unreadableCompressed, .unsupported:
         problems.append("server holds an unreadable \(key)")
         continue
       }

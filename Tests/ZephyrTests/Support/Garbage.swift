@@ -22,6 +22,9 @@ enum Garbage {
     /// when the strategy cannot merge the local value), or malformed; its rules are
     /// checked by ReplicaStateTests.
     case state
+    /// A compressed record (`z3`): unreadable, or whatever the record inside is; its
+    /// rules are checked by CompressedKeyTests.
+    case compressed
 
     var description: String {
       switch self {
@@ -31,6 +34,7 @@ enum Garbage {
       case .record(let value): "record \(value?.logDescription ?? "tombstone")"
       case .recordOrMalformed(let value): "record \(value?.logDescription ?? "tombstone") or malformed"
       case .state: "state record or malformed"
+      case .compressed: "compressed record"
       }
     }
   }
@@ -50,6 +54,7 @@ enum Garbage {
       let version = version(ofTag: tag)
     else { return .foreign }
     if version == 2, tag == "z2" { return .state }
+    if version == 3, tag == "z3" { return .compressed }
     guard version == 1 else { return .unsupported(tag: tag) }
     guard (4...6).contains(fields.count) else { return .malformed }
     guard case .integer(let generation) = fields[1], (1...believableGeneration).contains(generation) else {
@@ -110,7 +115,7 @@ enum Garbage {
   ]
 
   static let tags = [
-    "z1", "z1d", "z2", "z0", "z99d", "z123456", "z9", "z1dd", "zd", "z", "Z1", "z1x", "z-1", " z1", "z１",
+    "z1", "z1d", "z2", "z3", "z0", "z99d", "z123456", "z9", "z1dd", "zd", "z", "Z1", "z1x", "z-1", " z1", "z１",
     "z1234567", "", "zz", "z1 ", "y1",
   ]
 
@@ -156,6 +161,9 @@ enum Garbage {
       inputs.append(.array([sample, .integer(5), .string("dev"), .string("v")]))
       inputs.append(sample)
     }
+    // Compressed: each record so far inside an envelope, and envelopes of odd payloads.
+    inputs += inputs.compactMap { CompressedRecord.envelope(of: $0) }
+    for sample in typeSamples { inputs.append(.array([.string("z3"), sample])) }
     return inputs
   }
 
