@@ -1,7 +1,8 @@
 import Foundation
 
 /// Why Zephyr left a key alone. Every refusal is logged as a warning and listed in
-/// ``SyncStatus/refusedKeys`` until the key syncs again (``unencodable(_:)``: until a
+/// ``SyncStatus/refusedKeys`` until the key syncs again (``unencodable(_:)`` and
+/// ``undecodableLocalValue(_:)``: until a
 /// typed write of the key succeeds); the local value is never touched.
 ///
 /// See <doc:LimitsAndDiagnostics> for when each reason occurs and what to do about it.
@@ -38,6 +39,12 @@ public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
   /// value whose `encode(to:)` threw; the associated text is the error). Nothing was
   /// written: `UserDefaults` and the store keep the key's previous value.
   case unencodable(String)
+  /// An element edit (``SyncCoordinator/insert(_:into:)`` and its kin) was refused because
+  /// the key's local value is not a value of the key's type (the associated text names
+  /// the type): a hand-packed blob under a ``PackedSet`` key, say. Nothing was written, so
+  /// the value the edit could not read is kept; a whole-value set of the key replaces it
+  /// and clears the refusal.
+  case undecodableLocalValue(String)
 
   /// A sentence fragment for logs and the status table: `71 bytes > 64`.
   public var description: String {
@@ -53,6 +60,7 @@ public enum RefusalReason: Sendable, Hashable, CustomStringConvertible {
     case .overQuota(let needed, let available): "needs \(needed) bytes, \(available) left"
     case .tooManyKeys(let limit): "store already holds \(limit) keys"
     case .unencodable(let error): "typed value could not be encoded, not written (\(error))"
+    case .undecodableLocalValue(let type): "local value is not a \(type), element edit not made"
     }
   }
 }

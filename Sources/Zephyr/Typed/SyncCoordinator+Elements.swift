@@ -40,9 +40,23 @@ extension SyncCoordinator {
 }
 
 extension SyncCoordinator {
-  /// Reads the key's set, applies `edit`, and writes it back as one typed write.
+  /// Reads the key's set, applies `edit`, and writes it back as one typed write. A
+  /// local value that is not a `Value` (it would read as the default) is refused and
+  /// kept: the edit would replace it with the default plus the edit.
   private func editElements<Value: SetSyncValue>(of key: SyncKey<Value>, _ edit: (inout Value) -> Void) {
-    var value = self[key]
+    let stored = storedValue(forKey: key.name)
+    if let stored, Value(propertyList: stored) == nil {
+      use(key)
+      let reason = RefusalReason.undecodableLocalValue(String(describing: Value.self))
+      state.withLock { state in
+        if state.status.refuseTypedWrite(of: key.name, reason) {
+          state.warn("refused element edit of \(key.name): \(reason); UserDefaults and the store keep the key's value")
+        }
+      }
+      emitLogs()
+      return
+    }
+    var value = decoded(stored, for: key)
     edit(&value)
     self[key] = value
   }
