@@ -112,3 +112,27 @@ struct SetCapacityTests {
     #expect(a.value("tags").flatMap(\.arrayItems).map(Set.init) == [.string("y"), .string("z")])
   }
 }
+
+/// `Set<String>` is a set key like `[String]`: stored as an array, merged by `.set`, edited
+/// element by element.
+struct SetOfStringsTests {
+  private static let tags = SyncKey<Set<String>>("tags", default: [], merge: .set)
+
+  @Test func aSetOfStringsMergesAndTakesElementEdits() {
+    let harness = Harness()
+    let a = harness.device("A")
+    let b = harness.device("B")
+    a.coordinator.insert(contentsOf: ["swift", "ios"], into: Self.tags)
+    a.settle()
+    harness.round()
+    #expect(b.coordinator[Self.tags] == ["swift", "ios"])
+    a.coordinator.insert("linux", into: Self.tags)
+    a.settle()
+    b.coordinator.remove("ios", from: Self.tags)
+    b.settle()
+    for _ in 0..<2 { harness.round() }
+    #expect(a.coordinator[Self.tags] == ["swift", "linux"])
+    #expect(b.coordinator[Self.tags] == ["swift", "linux"])
+    #expect(a.value("tags")?.arrayItems?.count == 2, "stored as an array")
+  }
+}
