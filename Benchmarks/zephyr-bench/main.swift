@@ -256,8 +256,7 @@ func workload(keys count: Int, operations: Int) -> [String: Any] {
 if PeerComparison.handle(Array(CommandLine.arguments.dropFirst())) { exit(0) }
 if CommandLine.arguments.dropFirst().first == "collections-profile" {
   let cloud = SimulatedCloud()
-  let design = EngineSetDesign<PackedSet<UInt32>>(
-    name: "packed set", cloud: cloud, tag: "profile", merge: .set, elements: { Array($0) }, holds: { $0.contains($1) })
+  let design = EngineSetDesign<PackedSet<UInt32>>(name: "packed set", cloud: cloud, tag: "profile", merge: .set)
   var workload = CollectionWorkload(name: "profile", initialCount: 25_000)
   workload.offlineAdds = 100
   print(workload.run(design, cloud: cloud))

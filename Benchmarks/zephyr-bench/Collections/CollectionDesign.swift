@@ -40,23 +40,27 @@ extension CollectionDesign {
   var storeWrites: Int { stores.reduce(0) { $0 + $1.statistics.writes } }
 }
 
-/// This engine with a typed key, any set value the element API edits.
-final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign where Value.SetElement: FixedWidthInteger {
+/// This engine with a typed key, any set value the element API edits; ids stand for
+/// its elements (an id itself, or a starred article with that id).
+final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign {
   let name: String
   let devices: [BenchDevice]
   let cloud: SimulatedCloud
   let syncKey: SyncKey<Value>
-  private let elements: (Value) -> [Value.SetElement]
-  private let holds: (Value, Value.SetElement) -> Bool
+  private let element: (UInt32) -> Value.SetElement
+  private let elements: (Value) -> [UInt32]
+  private let holds: (Value, UInt32) -> Bool
 
   init(
-    name: String, cloud: SimulatedCloud, tag: String, merge: SyncKey<Value>.Merge,
-    elements: @escaping (Value) -> [Value.SetElement], holds: @escaping (Value, Value.SetElement) -> Bool
+    name: String, cloud: SimulatedCloud, tag: String, key: SyncKey<Value>,
+    element: @escaping (UInt32) -> Value.SetElement, elements: @escaping (Value) -> [UInt32],
+    holds: @escaping (Value, UInt32) -> Bool
   ) {
     self.name = name
     self.cloud = cloud
     devices = ["A", "B", "C"].map { BenchDevice(name: $0, cloud: cloud, tag: "\(tag)-\(name)") }
-    syncKey = SyncKey<Value>(Self.key, default: Value(), merge: merge)
+    syncKey = key
+    self.element = element
     self.elements = elements
     self.holds = holds
     for device in devices { _ = device.coordinator[syncKey] }
@@ -68,7 +72,7 @@ final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign where Value.S
 
   func insert(_ ids: [UInt32], on index: Int, waiting: Bool) {
     let coordinator = devices[index].coordinator
-    coordinator.insert(contentsOf: ids.map { Value.SetElement(truncatingIfNeeded: $0) }, into: syncKey)
+    coordinator.insert(contentsOf: ids.map(element), into: syncKey)
     if waiting { coordinator.waitForPendingLocalEdits() }
   }
 
@@ -77,16 +81,16 @@ final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign where Value.S
 
   func remove(_ ids: [UInt32], on index: Int) {
     let coordinator = devices[index].coordinator
-    coordinator.remove(contentsOf: ids.map { Value.SetElement(truncatingIfNeeded: $0) }, from: syncKey)
+    coordinator.remove(contentsOf: ids.map(element), from: syncKey)
     coordinator.waitForPendingLocalEdits()
   }
 
   func contains(_ id: UInt32, on index: Int) -> Bool {
-    holds(devices[index].coordinator[syncKey], Value.SetElement(truncatingIfNeeded: id))
+    holds(devices[index].coordinator[syncKey], id)
   }
 
   func ids(on index: Int) -> Set<UInt32> {
-    Set(elements(devices[index].coordinator[syncKey]).map { UInt32(truncatingIfNeeded: $0) })
+    Set(elements(devices[index].coordinator[syncKey]))
   }
 
   func sync(on index: Int) {
@@ -99,6 +103,57 @@ final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign where Value.S
   }
 }
 
+extension EngineSetDesign where Value == PackedSet<UInt32> {
+  /// A ``PackedSet`` of ids.
+  convenience init(name: String, cloud: SimulatedCloud, tag: String, merge: SyncKey<Value>.Merge) {
+    self.init(
+      name: name, cloud: cloud, tag: tag, key: SyncKey(Self.key, default: [], merge: merge), element: { $0 },
+      elements: { Array($0) }, holds: { $0.contains($1) })
+  }
+}
+
+extension EngineSetDesign where Value == [Int] {
+  /// An array of ids, as apps declare `SyncKey<[Int]>`.
+  convenience init(name: String, cloud: SimulatedCloud, tag: String, merge: SyncKey<Value>.Merge) {
+    self.init(
+      name: name, cloud: cloud, tag: tag, key: SyncKey(Self.key, default: [], merge: merge), element: { Int($0) },
+      elements: { $0.map { UInt32(truncatingIfNeeded: $0) } }, holds: { $0.contains(Int($1)) })
+  }
+}
+
+extension EngineSetDesign where Value == [StarredArticle] {
+  /// Starred articles, merged as a set, stored compressed or not.
+  convenience init(name: String, cloud: SimulatedCloud, tag: String, compressed: Bool) {
+    self.init(
+      name: name, cloud: cloud, tag: tag,
+      key: SyncKey(Self.key, default: [], merge: .set, compressed: compressed), element: StarredArticle.init(id:),
+      elements: { $0.map(\.id) }, holds: { articles, id in articles.contains { $0.id == id } })
+  }
+}
+
+/// A starred article, as an RSS reader keeps a few hundred: short keys, small values.
+struct StarredArticle: Codable, SyncValue, Hashable {
+  var id: UInt32
+  var title: String
+  var url: String
+  var date: Date
+
+  enum CodingKeys: String, CodingKey {
+    case id = "i"
+    case title = "t"
+    case url = "u"
+    case date = "d"
+  }
+
+  /// The article with this id; the same on every call.
+  init(id: UInt32) {
+    self.id = id
+    title = "Article \(id % 10_000): on syncing small settings"
+    url = "https://example.com/feed/\(id % 17)/\(id)"
+    date = Date(timeIntervalSince1970: 1_700_000_000 + Double(id % 100_000) * 60)
+  }
+}
+
 /// What apps do by hand: the ids packed into one `Data` of 4 bytes each, sorted, in
 /// `UserDefaults` and in the store; the last write wins, so a mark made on another device
 /// at the same time is lost.
@@ -108,8 +163,15 @@ final class HandRolledBlobDesign: CollectionDesign {
   private let suites: [(name: String, defaults: UserDefaults)]
   /// Each device's ids, as the app keeps them in memory.
   private var held: [Set<UInt32>]
+  /// Each device's ids in the order it added them, when the app trims to a capacity.
+  private var order: [[UInt32]]
+  private let capacity: Int?
 
-  init(cloud: SimulatedCloud, tag: String) {
+  /// - Parameter capacity: Trim each device's set to its newest `capacity` ids, as a
+  ///   reader trims its history (each device by its own order of adds).
+  init(cloud: SimulatedCloud, tag: String, capacity: Int? = nil) {
+    self.capacity = capacity
+    order = Array(repeating: [], count: 3)
     stores = ["A", "B", "C"].map { cloud.device($0, initiallyDownloaded: true) }
     suites = stores.map { store in
       let name = "zephyr-bench.\(tag)-blob.\(store.name)"
@@ -142,6 +204,13 @@ final class HandRolledBlobDesign: CollectionDesign {
   /// Every edit is written to the store at once: the app has no batch.
   func insert(_ ids: [UInt32], on index: Int, waiting: Bool) {
     held[index].formUnion(ids)
+    if let capacity {
+      order[index] = order[index].filter(held[index].contains) + ids
+      if order[index].count > capacity {
+        held[index].subtract(order[index].prefix(order[index].count - capacity))
+        order[index].removeFirst(order[index].count - capacity)
+      }
+    }
     write(on: index)
   }
 
@@ -162,6 +231,67 @@ final class HandRolledBlobDesign: CollectionDesign {
   func receive(on index: Int) {
     guard case .data(let blob)? = stores[index].value(forKey: Self.key) else { return }
     held[index] = Self.unpack(blob)
+    // The blob keeps no order: ids another device added count as the oldest here.
+    if capacity != nil {
+      order[index] = held[index].subtracting(order[index]).sorted() + order[index].filter(held[index].contains)
+    }
+    suites[index].defaults.set(blob, forKey: Self.key)
+  }
+}
+
+/// Starred articles by hand: JSON of the array, compressed, in `UserDefaults` and the
+/// store; the last write wins.
+final class HandRolledJSONDesign: CollectionDesign {
+  let name = "hand-rolled blob"
+  let stores: [SimulatedDevice]
+  private let suites: [(name: String, defaults: UserDefaults)]
+  private var held: [[UInt32: StarredArticle]]
+
+  init(cloud: SimulatedCloud, tag: String) {
+    stores = ["A", "B", "C"].map { cloud.device($0, initiallyDownloaded: true) }
+    suites = stores.map { store in
+      let name = "zephyr-bench.\(tag)-json.\(store.name)"
+      guard let defaults = UserDefaults(suiteName: name) else { fatalError("cannot open suite \(name)") }
+      defaults.removePersistentDomain(forName: name)
+      return (name, defaults)
+    }
+    held = Array(repeating: [:], count: stores.count)
+  }
+
+  deinit { for suite in suites { suite.defaults.removePersistentDomain(forName: suite.name) } }
+
+  private func write(on index: Int) {
+    let articles = held[index].values.sorted { $0.id < $1.id }
+    guard let json = try? JSONEncoder().encode(articles), let blob = try? Deflate.compress(json) else {
+      fatalError("cannot encode the starred articles")
+    }
+    suites[index].defaults.set(blob, forKey: Self.key)
+    stores[index].setValue(.data(blob), forKey: Self.key)
+  }
+
+  func insert(_ ids: [UInt32], on index: Int, waiting: Bool) {
+    for id in ids { held[index][id] = StarredArticle(id: id) }
+    write(on: index)
+  }
+
+  func push(on index: Int) {}
+
+  func remove(_ ids: [UInt32], on index: Int) {
+    for id in ids { held[index][id] = nil }
+    write(on: index)
+  }
+
+  func contains(_ id: UInt32, on index: Int) -> Bool { held[index][id] != nil }
+
+  func ids(on index: Int) -> Set<UInt32> { Set(held[index].keys) }
+
+  func sync(on index: Int) { receive(on: index) }
+
+  func receive(on index: Int) {
+    guard case .data(let blob)? = stores[index].value(forKey: Self.key), let json = try? Deflate.decompress(blob),
+      let articles = try? JSONDecoder().decode([StarredArticle].self, from: json)
+    else { return }
+    held[index] = Dictionary(uniqueKeysWithValues: articles.map { ($0.id, $0) })
     suites[index].defaults.set(blob, forKey: Self.key)
   }
 }

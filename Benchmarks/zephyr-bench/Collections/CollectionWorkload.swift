@@ -8,8 +8,16 @@ import ZephyrTesting
 struct CollectionWorkload {
   /// The workload's name in the JSON.
   var name: String
-  /// How many ids the first device starts with.
+  /// How many ids the devices start with.
   var initialCount: Int
+  /// The history's ids per edit; with `rotating`, the devices take turns and agree every
+  /// ten edits (a history marked over weeks on three devices), else the first device
+  /// makes every edit.
+  var batchSize = 1_000
+  var rotating = false
+  /// The capacity the design declares, if any: the history past it is trimmed, oldest
+  /// edit first.
+  var capacity: Int?
   /// How many ids each device adds, one edit each, while offline.
   var offlineAdds = 20
   /// How many of the first ids each of the first two devices removes, one edit.
@@ -32,10 +40,14 @@ struct CollectionWorkload {
       return ids
     }
 
-    // The history, uploaded by A in batches of 1,000 and brought to B and C.
+    // The history, in edits of `batchSize` ids, brought to every device.
     let initial = freshIDs(initialCount)
-    for start in stride(from: 0, to: initial.count, by: 1_000) {
-      design.insert(Array(initial[start..<min(start + 1_000, initial.count)]), on: 0, waiting: true)
+    var edit: [UInt32: Int] = [:]
+    for (number, start) in stride(from: 0, to: initial.count, by: batchSize).enumerated() {
+      let batch = Array(initial[start..<min(start + batchSize, initial.count)])
+      for id in batch { edit[id] = number }
+      design.insert(batch, on: rotating ? number % 3 : 0, waiting: true)
+      if rotating, number % 10 == 9 { _ = converge(design, cloud: cloud) }
     }
     let firstRounds = converge(design, cloud: cloud)
 
@@ -59,8 +71,12 @@ struct CollectionWorkload {
 
     let final = design.ids(on: 0)
     let removedIDs = Set(removed.joined())
-    let expected = Set(initial).union(added).subtracting(removedIDs)
+    // Under a capacity the oldest edits of the history go; every id added later stays.
+    let trimmed = capacity == nil ? [] : Set(initial).subtracting(removedIDs).subtracting(final)
+    let expected = Set(initial).union(added).subtracting(removedIDs).subtracting(trimmed)
     let marksLost = expected.subtracting(final).count
+    let newestTrimmed = trimmed.compactMap { edit[$0] }.max() ?? -1
+    let oldestKept = final.compactMap { edit[$0] }.min() ?? Int.max
     let removalsUndone = removedIDs.intersection(final).count
     let recordBytes = design.recordBytes(in: cloud)
 
@@ -97,6 +113,8 @@ struct CollectionWorkload {
       "marks_lost": marksLost,
       "removals_undone": removalsUndone,
       "rounds_to_agree": [firstRounds, rounds],
+      "trimmed": trimmed.count,
+      "trim_keeps_newest_edits": oldestKept >= newestTrimmed,
       "insert_ns_median": median(insertTimes),
       "insert_with_push_ns": median(insertTimes) + median(pushTimes) / Double(offlineAdds),
     ]
@@ -123,42 +141,77 @@ struct CollectionWorkload {
 /// The `collections` section: every design under every workload, side by side.
 enum CollectionsBench {
   static func run() -> [[String: Any]] {
-    let workloads = [
-      CollectionWorkload(name: "read history (25,000 ids)", initialCount: 25_000),
-      CollectionWorkload(name: "favorites (180 ids)", initialCount: 180),
-    ]
     var rows: [[String: Any]] = []
-    for workload in workloads {
-      let tag = "collections-\(UUID().uuidString.prefix(6))"
-      var group: [[String: Any]] = []
-      do {
-        let cloud = SimulatedCloud()
-        group.append(workload.run(HandRolledBlobDesign(cloud: cloud, tag: tag), cloud: cloud))
-      }
-      do {
-        let cloud = SimulatedCloud()
-        let design = EngineSetDesign<PackedSet<UInt32>>(
-          name: "packed set", cloud: cloud, tag: tag, merge: .set, elements: { Array($0) },
-          holds: { $0.contains($1) })
-        group.append(workload.run(design, cloud: cloud))
-      }
-      do {
-        let cloud = SimulatedCloud()
-        let design = EngineSetDesign<[Int]>(
-          name: "array set", cloud: cloud, tag: tag, merge: .set, elements: { $0 },
-          holds: { $0.contains($1) })
-        group.append(workload.run(design, cloud: cloud))
-      }
-      let handRolled = group[0]["insert_ns_median"] as? Double ?? 0
-      rows += group.map { row in
-        var row = row
-        row["insert_over_handrolled"] = ratio(row["insert_ns_median"] as? Double ?? 0, handRolled)
-        row["insert_with_push_over_handrolled"] = ratio(row["insert_with_push_ns"] as? Double ?? 0, handRolled)
-        row["insert_ns_median"] = nil
-        row["insert_with_push_ns"] = nil
-        return row
-      }
+    let history = CollectionWorkload(name: "read history (25,000 ids)", initialCount: 25_000)
+    rows += compare(history) { cloud, tag in
+      [
+        HandRolledBlobDesign(cloud: cloud(), tag: tag),
+        EngineSetDesign<PackedSet<UInt32>>(name: "packed set", cloud: cloud(), tag: tag, merge: .set),
+        EngineSetDesign<[Int]>(name: "array set", cloud: cloud(), tag: tag, merge: .set),
+      ]
+    }
+    var overTime = CollectionWorkload(name: "read history marked 25 at a time", initialCount: 25_000)
+    overTime.batchSize = 25
+    overTime.rotating = true
+    rows += compare(overTime) { cloud, tag in
+      [
+        HandRolledBlobDesign(cloud: cloud(), tag: tag),
+        EngineSetDesign<PackedSet<UInt32>>(name: "packed set", cloud: cloud(), tag: tag, merge: .set),
+      ]
+    }
+    var capped = CollectionWorkload(name: "read history trimmed to 20,000", initialCount: 25_000)
+    capped.capacity = 20_000
+    rows += compare(capped) { cloud, tag in
+      [
+        HandRolledBlobDesign(cloud: cloud(), tag: tag, capacity: 20_000),
+        EngineSetDesign<PackedSet<UInt32>>(
+          name: "packed set", cloud: cloud(), tag: tag, merge: .set(capacity: 20_000)),
+      ]
+    }
+    rows += compare(CollectionWorkload(name: "favorites (180 ids)", initialCount: 180)) { cloud, tag in
+      [
+        HandRolledBlobDesign(cloud: cloud(), tag: tag),
+        EngineSetDesign<PackedSet<UInt32>>(name: "packed set", cloud: cloud(), tag: tag, merge: .set),
+        EngineSetDesign<[Int]>(name: "array set", cloud: cloud(), tag: tag, merge: .set),
+      ]
+    }
+    var starred = CollectionWorkload(name: "starred (300 articles)", initialCount: 300)
+    starred.removals = 5
+    rows += compare(starred) { cloud, tag in
+      [
+        HandRolledJSONDesign(cloud: cloud(), tag: tag),
+        EngineSetDesign<[StarredArticle]>(name: "codable set", cloud: cloud(), tag: tag, compressed: false),
+        EngineSetDesign<[StarredArticle]>(
+          name: "codable set, compressed", cloud: cloud(), tag: tag, compressed: true),
+      ]
     }
     return rows
+  }
+
+  /// The workload under each design, each on a cloud of its own, one after the other;
+  /// the first design is the hand-rolled one every ratio compares with.
+  private static func compare(
+    _ workload: CollectionWorkload,
+    designs: (_ cloud: () -> SimulatedCloud, _ tag: String) -> [any CollectionDesign]
+  ) -> [[String: Any]] {
+    let tag = "collections-\(UUID().uuidString.prefix(6))"
+    var clouds: [SimulatedCloud] = []
+    let made = designs(
+      {
+        let cloud = SimulatedCloud()
+        clouds.append(cloud)
+        return cloud
+      }, tag)
+    var group: [[String: Any]] = []
+    for (design, cloud) in zip(made, clouds) { group.append(workload.run(design, cloud: cloud)) }
+    let handRolled = group.first?["insert_ns_median"] as? Double ?? 0
+    return group.map { row in
+      var row = row
+      row["insert_over_handrolled"] = ratio(row["insert_ns_median"] as? Double ?? 0, handRolled)
+      row["insert_with_push_over_handrolled"] = ratio(row["insert_with_push_ns"] as? Double ?? 0, handRolled)
+      row["insert_ns_median"] = nil
+      row["insert_with_push_ns"] = nil
+      return row
+    }
   }
 }

@@ -18,9 +18,9 @@ import Foundation
 /// let packed = try Deflate.compress(json)                  // smaller, for the store
 /// let json2 = try Deflate.decompress(packed)               // == json, at most 1 MB
 /// ```
-enum Deflate {
+package enum Deflate {
   /// Why a stream was refused.
-  enum Failure: Error, Equatable, CustomStringConvertible {
+  package enum Failure: Error, Equatable, CustomStringConvertible {
     /// The bytes are not one complete raw DEFLATE stream: garbage, truncated, or followed
     /// by trailing bytes.
     case corrupt
@@ -31,7 +31,7 @@ enum Deflate {
     /// This platform has neither Apple's Compression nor zlib.
     case unavailable
 
-    var description: String {
+    package var description: String {
       switch self {
       case .corrupt: return "not a raw DEFLATE stream (corrupt, truncated or with trailing bytes)"
       case .tooLarge(let limit): return "decompresses to more than \(limit) bytes"
@@ -43,21 +43,21 @@ enum Deflate {
 
   /// The default output limit: the whole iCloud key-value store (1 MB), as no value
   /// Zephyr reads can be larger.
-  static let storeLimit = StoreLimits.iCloud.maximumTotalBytes
+  package static let storeLimit = StoreLimits.iCloud.maximumTotalBytes
 
   /// The output buffer each step of the stream fills.
   private static let chunk = 65_536
 
   /// `data` compressed as one raw DEFLATE stream. Throws ``Failure/failed`` only when the
   /// platform library fails (memory), ``Failure/unavailable`` off Apple and Linux.
-  static func compress(_ data: Data) throws(Failure) -> Data {
+  package static func compress(_ data: Data) throws(Failure) -> Data {
     try run(encoding: true, data, limit: Int.max)
   }
 
   /// The bytes `stream` decompresses to, refused with ``Failure/tooLarge(limit:)`` as soon
   /// as they pass `limit`, and with ``Failure/corrupt`` unless `stream` is exactly one
   /// complete raw DEFLATE stream. Never traps, whatever the input.
-  static func decompress(_ stream: Data, limit: Int = storeLimit) throws(Failure) -> Data {
+  package static func decompress(_ stream: Data, limit: Int = storeLimit) throws(Failure) -> Data {
     guard !stream.isEmpty else { throw .corrupt }
     return try run(encoding: false, stream, limit: limit)
   }
