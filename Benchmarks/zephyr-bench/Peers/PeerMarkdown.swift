@@ -10,7 +10,7 @@ enum PeerMarkdown {
     "this": "this engine",
   ]
 
-  static func tables(_ entries: [[String: Any]], scenarios: Int) -> String {
+  static func tables(_ entries: [PeerReport], scenarios: Int) -> String {
     let outcomes = [
       "| design | lost writes | lost writes, converged scenarios | overwritten before push (inbound) "
         + "| yielded to cloud history (causally later) | resurrected deletes | not converged (of \(scenarios)) "
@@ -25,36 +25,32 @@ enum PeerMarkdown {
     return (outcomes + entries.map(outcomeRow) + [""] + fates + entries.map(fateRow)).joined(separator: "\n")
   }
 
-  private static func outcomeRow(_ entry: [String: Any]) -> String {
-    let ours = entry["design"] as? String == "this"
-    func int(_ field: String) -> String {
-      let text = "\(entry[field] as? Int ?? 0)"
-      return ours && ["lost_writes", "lost_writes_converged", "resurrected_deletes"].contains(field)
-        ? "**\(text)**" : text
+  private static func outcomeRow(_ entry: PeerReport) -> String {
+    let ours = entry.design == "this"
+    func int(_ value: Int, bold: Bool = false) -> String {
+      ours && bold ? "**\(value)**" : "\(value)"
     }
-    func number(_ field: String) -> String {
-      String(format: "%.2f", entry[field] as? Double ?? 0)
+    func number(_ value: Double) -> String {
+      String(format: "%.2f", value)
     }
     let cells = [
-      name(entry), int("lost_writes"), int("lost_writes_converged"), int("overwritten_before_push"),
-      "\(int("yielded_to_cloud_history")) (\(int("yielded_causally_later")))", int("resurrected_deletes"),
-      int("not_converged"), number("store_writes_per_edit"),
-      "\(Int((entry["bytes_per_edit"] as? Double ?? 0).rounded()))",
-      number("synchronize_calls_per_edit"), int("extra_store_keys"),
+      name(entry), int(entry.lostWrites, bold: true), int(entry.lostWritesConverged, bold: true),
+      int(entry.overwrittenBeforePush), "\(entry.yieldedToCloudHistory) (\(entry.yieldedCausallyLater))",
+      int(entry.resurrectedDeletes, bold: true), int(entry.notConverged), number(entry.storeWritesPerEdit),
+      "\(Int(entry.bytesPerEdit.rounded()))", number(entry.synchronizeCallsPerEdit), int(entry.extraStoreKeys),
     ]
     return "| " + cells.joined(separator: " | ") + " |"
   }
 
-  private static func fateRow(_ entry: [String: Any]) -> String {
+  private static func fateRow(_ entry: PeerReport) -> String {
     let fields = [
-      "edits", "edits_pushed", "edits_superseded_by_own_edit", "removals_of_absent_keys", "overwritten_before_push",
-      "yielded_to_cloud_history", "replaced_at_relaunch", "edits_never_pushed",
+      entry.edits, entry.editsPushed, entry.editsSupersededByOwnEdit, entry.removalsOfAbsentKeys,
+      entry.overwrittenBeforePush, entry.yieldedToCloudHistory, entry.replacedAtRelaunch, entry.editsNeverPushed,
     ]
-    return "| " + ([name(entry)] + fields.map { "\(entry[$0] as? Int ?? 0)" }).joined(separator: " | ") + " |"
+    return "| " + ([name(entry)] + fields.map { "\($0)" }).joined(separator: " | ") + " |"
   }
 
-  private static func name(_ entry: [String: Any]) -> String {
-    let design = entry["design"] as? String ?? "?"
-    return names[design] ?? design
+  private static func name(_ entry: PeerReport) -> String {
+    names[entry.design] ?? entry.design
   }
 }
