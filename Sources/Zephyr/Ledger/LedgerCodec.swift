@@ -73,22 +73,24 @@ enum LedgerCodec {
     return (ledger, records, damagedTail)
   }
 
-  /// A clock record: an empty key (no synced key is empty) and kind 3.
+  /// A clock record: an empty key (no synced key is empty) and its kind.
   private static func appendClock(_ clock: UInt64, to bytes: inout [UInt8]) {
-    appendLedgerRecord(kind: 3, to: &bytes) { appendWord(clock, to: &$0) }
+    appendLedgerRecord(kind: .clock, to: &bytes) { appendWord(clock, to: &$0) }
   }
 
-  /// An incarnation record: an empty key and kind 4.
+  /// An incarnation record: an empty key and its kind.
   private static func appendIncarnation(_ incarnation: String, to bytes: inout [UInt8]) {
-    appendLedgerRecord(kind: 4, to: &bytes) { appendString(incarnation, to: &$0) }
+    appendLedgerRecord(kind: .incarnation, to: &bytes) { appendString(incarnation, to: &$0) }
   }
 
   /// A record of the ledger itself (not of a key): the empty key, `kind`, then `body`,
   /// framed and checksummed like every record.
-  private static func appendLedgerRecord(kind: UInt8, to bytes: inout [UInt8], _ body: (inout [UInt8]) -> Void) {
+  private static func appendLedgerRecord(
+    kind: LedgerRecordKind, to bytes: inout [UInt8], _ body: (inout [UInt8]) -> Void
+  ) {
     var payload: [UInt8] = []
     appendString("", to: &payload)
-    payload.append(kind)
+    payload.append(kind.rawValue)
     body(&payload)
     appendWord(UInt64(payload.count), to: &bytes)
     bytes += payload
@@ -100,13 +102,13 @@ enum LedgerCodec {
     appendString(key, to: &payload)
     switch entry?.agreed {
     case nil:
-      payload.append(2)
+      payload.append(LedgerRecordKind.removed.rawValue)
     case .deleted?:
-      payload.append(0)
+      payload.append(LedgerRecordKind.deleted.rawValue)
       appendWord(entry?.generation ?? 0, to: &payload)
       appendString(entry?.origin ?? "", to: &payload)
     case .value(let fingerprint)?:
-      payload.append(1)
+      payload.append(LedgerRecordKind.value.rawValue)
       appendWord(entry?.generation ?? 0, to: &payload)
       appendString(entry?.origin ?? "", to: &payload)
       appendWord(fingerprint.rawValue, to: &payload)
@@ -126,11 +128,11 @@ enum LedgerCodec {
       payload.append(0)
     }
     if let state = entry?.state {
-      payload.append(5)
+      payload.append(LedgerEntryPart.state.rawValue)
       appendState(state, to: &payload)
     }
     if let state = entry?.pendingPull?.previous?.state {
-      payload.append(6)
+      payload.append(LedgerEntryPart.previousState.rawValue)
       appendState(state, to: &payload)
     }
     appendWord(UInt64(payload.count), to: &bytes)
