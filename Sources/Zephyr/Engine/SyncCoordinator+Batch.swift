@@ -125,6 +125,10 @@ extension SyncCoordinator {
   /// Makes a plan's writes in order, the ledger saved ahead of them; then commits it.
   /// Returns the keys written to the store.
   private func apply(_ plan: BatchPlan, _ effects: inout OperationEffects) -> Set<String> {
+    // First save: the entries planned ahead of the writes (a pull's with the state to fall
+    // back to), so that a crash between two writes below loses nothing. The operation
+    // saves again when it ends (``execute(_:)``), with the entries ``EngineState/commit(_:made:)``
+    // settled once the writes were made.
     if !plan.writes.isEmpty { saveLedger() }
     var made = Set<String>()
     var written = Set<String>()
