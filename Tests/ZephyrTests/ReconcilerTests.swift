@@ -190,3 +190,15 @@ struct ReconcilerTests {
     #expect(action == .pull(stamp: Self.stamp(5), content: .value(Self.other), reason: .remoteNewer))
   }
 }
+
+extension Reconciler {
+  /// The last-writer-wins rules for a store value already classified, with no ledger
+  /// regained and a clock of 0: how these tests ask the table.
+  fileprivate static func decide(
+    key: String, local: PropertyListValue?, remote: RemoteState, ledger: LedgerEntry?, policy: MismatchPolicy,
+    resolver: ConflictResolver? = nil
+  ) -> SyncAction {
+    let context = Context(policy: policy, resolver: resolver)
+    return decide(Facts(key: key, local: local, remote: remote, ledger: ledger, context: context), context)
+  }
+}

@@ -28,7 +28,7 @@ struct CollectionWorkload {
   var seed: UInt64 = 0x5EED_2026
 
   /// The figures of one design under this workload.
-  func run(_ design: some CollectionDesign, cloud: SimulatedCloud) -> [String: Any] {
+  func run(_ design: some CollectionDesign, cloud: SimulatedCloud) -> CollectionRow {
     var random = SplitMix64(seed: seed)
     var drawn = Set<UInt32>()
     func freshIDs(_ count: Int) -> [UInt32] {
@@ -99,25 +99,16 @@ struct CollectionWorkload {
       readTimes.append(nanoseconds { precondition(design.contains(id, on: 0)) })
     }
 
-    return [
-      "design": design.name,
-      "workload": name,
-      "ids": final.count,
-      "record_bytes": recordBytes,
-      "store_writes_per_edit": (writesPerEdit * 100).rounded() / 100,
-      "insert_ms": milliseconds(median(insertTimes)),
-      "batch_push_ms": milliseconds(median(pushTimes)),
-      "insert_with_push_share_ms": milliseconds(median(insertTimes) + median(pushTimes) / Double(offlineAdds)),
-      "inbound_ms": milliseconds(median(inboundTimes)),
-      "read_ms": milliseconds(median(readTimes)),
-      "marks_lost": marksLost,
-      "removals_undone": removalsUndone,
-      "rounds_to_agree": [firstRounds, rounds],
-      "trimmed": trimmed.count,
-      "trim_keeps_newest_edits": oldestKept >= newestTrimmed,
-      "insert_ns_median": median(insertTimes),
-      "insert_with_push_ns": median(insertTimes) + median(pushTimes) / Double(offlineAdds),
-    ]
+    return CollectionRow(
+      design: design.name, workload: name, ids: final.count, recordBytes: recordBytes,
+      storeWritesPerEdit: (writesPerEdit * 100).rounded() / 100, insertMilliseconds: milliseconds(median(insertTimes)),
+      batchPushMilliseconds: milliseconds(median(pushTimes)),
+      insertWithPushShareMilliseconds: milliseconds(median(insertTimes) + median(pushTimes) / Double(offlineAdds)),
+      inboundMilliseconds: milliseconds(median(inboundTimes)), readMilliseconds: milliseconds(median(readTimes)),
+      marksLost: marksLost, removalsUndone: removalsUndone, roundsToAgree: [firstRounds, rounds],
+      trimmed: trimmed.count, trimKeepsNewestEdits: oldestKept >= newestTrimmed,
+      insertNanosecondsMedian: median(insertTimes),
+      insertWithPushNanoseconds: median(insertTimes) + median(pushTimes) / Double(offlineAdds))
   }
 
   /// Uploads, delivers and syncs until every device holds the same ids (at most 10
@@ -140,8 +131,8 @@ struct CollectionWorkload {
 
 /// The `collections` section: every design under every workload, side by side.
 enum CollectionsBench {
-  static func run() -> [[String: Any]] {
-    var rows: [[String: Any]] = []
+  static func run() -> [CollectionRow] {
+    var rows: [CollectionRow] = []
     let history = CollectionWorkload(name: "read history (25,000 ids)", initialCount: 25_000)
     rows += compare(history) { cloud, tag in
       [
@@ -193,7 +184,7 @@ enum CollectionsBench {
   private static func compare(
     _ workload: CollectionWorkload,
     designs: (_ cloud: () -> SimulatedCloud, _ tag: String) -> [any CollectionDesign]
-  ) -> [[String: Any]] {
+  ) -> [CollectionRow] {
     let tag = "collections-\(UUID().uuidString.prefix(6))"
     var clouds: [SimulatedCloud] = []
     let made = designs(
@@ -202,15 +193,13 @@ enum CollectionsBench {
         clouds.append(cloud)
         return cloud
       }, tag)
-    var group: [[String: Any]] = []
+    var group: [CollectionRow] = []
     for (design, cloud) in zip(made, clouds) { group.append(workload.run(design, cloud: cloud)) }
-    let handRolled = group.first?["insert_ns_median"] as? Double ?? 0
+    let handRolled = group.first?.insertNanosecondsMedian ?? 0
     return group.map { row in
       var row = row
-      row["insert_over_handrolled"] = ratio(row["insert_ns_median"] as? Double ?? 0, handRolled)
-      row["insert_with_push_over_handrolled"] = ratio(row["insert_with_push_ns"] as? Double ?? 0, handRolled)
-      row["insert_ns_median"] = nil
-      row["insert_with_push_ns"] = nil
+      row.insertOverHandRolled = ratio(row.insertNanosecondsMedian, handRolled)
+      row.insertWithPushOverHandRolled = ratio(row.insertWithPushNanoseconds, handRolled)
       return row
     }
   }

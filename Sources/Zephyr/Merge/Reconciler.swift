@@ -1,103 +1,5 @@
 import Foundation
 
-/// Which side wins when both sides changed a key to different values and no resolver
-/// decides.
-public enum MismatchPolicy: Sendable, Equatable {
-  /// Keep the local value and push it (what `sync()` does).
-  case preferLocal
-  /// Take the store's value (what an inbound store event does).
-  case preferRemote
-}
-
-/// What a ``ConflictResolver`` decides for one key.
-public enum ConflictResolution: Sendable, Equatable {
-  /// Keep the local state and push it.
-  case keepLocal
-  /// Take the store's state.
-  case keepRemote
-  /// Write this value on both sides.
-  case merged(PropertyListValue)
-  /// Decide as if no resolver were set: `sync()` keeps the local state, an inbound event
-  /// takes the remote one. Lets a resolver handle only the keys it knows.
-  case usePolicy
-}
-
-/// Both sides of a conflict, handed to a ``ConflictResolver``. `nil` means deleted.
-///
-/// For ``SyncConfiguration/conflictResolver`` the sides are this device's and the
-/// store's. For a ``MergeStrategy/custom(_:)`` rule they are two concurrent values in the
-/// order of their writes, on whichever device merges them: `local` is the earlier write
-/// (perhaps another device's) and `remote` the later, so that every device reaches the
-/// same value; ``ConflictResolution/keepLocal`` keeps the earlier.
-public struct Conflict: Sendable, Equatable {
-  /// The synced key.
-  public var key: String
-  /// The local value, or `nil` when the key was deleted locally. (In a `.custom` rule,
-  /// the earlier of the two writes.)
-  public var local: PropertyListValue?
-  /// The store's value, or `nil` when the store holds a tombstone. (In a `.custom` rule,
-  /// the later of the two writes.)
-  public var remote: PropertyListValue?
-
-  /// Creates a conflict, for unit tests of a resolver.
-  ///
-  /// ```swift
-  /// let conflict = Conflict(key: "tags", local: .array([.string("a")]), remote: .array([.string("b")]))
-  /// #expect(myResolver(conflict) == .merged(.array([.string("a"), .string("b")])))
-  /// ```
-  public init(key: String, local: PropertyListValue?, remote: PropertyListValue?) {
-    self.key = key
-    self.local = local
-    self.remote = remote
-  }
-}
-
-/// Decides a conflict for one key. Should be a pure, fast function. It runs on the
-/// thread of the operation, with no lock held; calling back into the coordinator that
-/// asks it is not honoured (such a call returns at once with a warning).
-public typealias ConflictResolver = @Sendable (Conflict) -> ConflictResolution
-
-/// The outcome of reconciling one key: a value, not a side effect.
-enum SyncAction: Sendable, Equatable {
-  /// Why a push or pull happens, for the decision log.
-  enum Reason: String, Sendable {
-    case localEdit = "local edit"
-    case firstUpload = "first upload"
-    case absentFromStore = "absent from store"
-    case storeLostWrite = "store lost our write"
-    case conflictLocalWins = "conflict, local wins"
-    case conflictRemoteWins = "conflict, remote wins"
-    case resolverMerged = "conflict, resolver merged"
-    case remoteNewer = "remote newer"
-    case remoteDiffers = "same generation, other value: remote wins"
-    case cloudHistory = "cloud history beats never-synced device"
-    case foreignWrite = "foreign write"
-    case mergedByStrategy = "merged by strategy"
-    case upgradedRecord = "record upgraded to the state format"
-    case trimmedToCapacity = "trimmed to the set's capacity"
-
-    /// Whether the pushed value is new to this device too, and is written locally.
-    var writesLocally: Bool { self == .resolverMerged }
-  }
-
-  /// Nothing to do, and no store write.
-  case none
-  /// Write `value` to the store as this device's write at `generation`, a tombstone when
-  /// `value` is `nil` (and write it locally too, for a resolver's merged value).
-  case push(generation: UInt64, value: PropertyListValue?, reason: Reason)
-  /// Write the agreed state to the store again, under its own stamp: the store lost it.
-  case republish(stamp: Stamp, value: PropertyListValue?, reason: Reason)
-  /// Apply the store's content locally; the ledger takes the record's stamp.
-  case pull(stamp: Stamp, content: SyncRecord.Content, reason: Reason)
-  /// Both sides already hold the same state: the ledger takes `stamp`, no write.
-  case adopt(stamp: Stamp)
-  /// Leave the key alone and report why.
-  case skip(reason: String)
-  /// A key merged by a strategy: hold the joined state, and write what the store or
-  /// `UserDefaults` lacks of it.
-  case merge(StrategyMerge)
-}
-
 /// The merge rules of <doc:MergeSemantics>, as one pure function per key.
 ///
 /// Read top to bottom, this is the rules table: it looks only at the local value, the
@@ -111,35 +13,48 @@ enum Reconciler {
     var problem: RefusalReason?
   }
 
+  /// One key as the batch read it.
+  struct Input: Sendable {
+    var key: String
+    var local: PropertyListValue?
+    /// The store's raw value.
+    var storeValue: PropertyListValue?
+    var ledger: LedgerEntry?
+    /// The strategy the device declares for the key (a typed key's, or the configuration's).
+    var strategy: MergeStrategy = .lastWriterWins
+    /// The most elements a `.set` keeps (``SyncConfiguration/setCapacities``); `nil` for no limit.
+    var capacity: Int?
+    /// Set after an account change or the initial download, until the key is reconciled once.
+    var takingStore = false
+  }
+
+  /// What holds for every key of a batch, read with the ledger in one locked read.
+  struct Context: Sendable {
+    var policy: MismatchPolicy
+    var resolver: ConflictResolver?
+    /// This device's id when its ledger may be older than what it wrote (the ledger could
+    /// not be saved, or its file was missing or damaged at launch while the domain was the
+    /// same copy): a record this device wrote, newer than the ledger's entry, is then taken
+    /// as the agreed state, so an edit made since is pushed instead of losing to the
+    /// device's own older write. (Only with a local value: a missing one is never pushed
+    /// as a delete without history.)
+    var ownOrigin: String?
+    /// The device's Lamport clock: the highest generation it has written or read on any
+    /// key. A push is numbered above it.
+    var clock: UInt64 = 0
+    /// The device id a pushed record is stamped with.
+    var deviceID = ""
+    /// The id this process numbers its writes of strategy keys under; the device id when `nil`.
+    var replicaID: String?
+  }
+
   /// Decides one key from the raw store value: classifies it (a record, foreign, broken,
   /// of a newer format, or with a generation too far above the agreed one to be
   /// believed), then applies the rules: ``StrategyReconciler`` for a key merged by a
   /// strategy (the store's record says so, or the ledger's cached state, or the
-  /// declaration), the last-writer-wins rules below for the others.
-  ///
-  /// `ownOrigin` is this device's id when its ledger may be older than what it wrote (the
-  /// ledger could not be saved, or its file was missing or damaged at launch while the
-  /// domain was the same copy): a record this device wrote, newer than the ledger's
-  /// entry, is then taken as the agreed state, so an edit made since is pushed instead of
-  /// losing to the device's own older write. (Only with a local value: a missing one is
-  /// never pushed as a delete without history.)
-  ///
-  /// `clock` is the device's Lamport clock: the highest generation it has written or read
-  /// on any key. A push is numbered above it.
-  static func decide(
-    key: String, local: PropertyListValue?, storeValue: PropertyListValue?, ledger: LedgerEntry?,
-    policy: MismatchPolicy, resolver: ConflictResolver? = nil, ownOrigin: String? = nil, clock: UInt64 = 0,
-    strategy: MergeStrategy = .lastWriterWins, capacity: Int? = nil, deviceID: String = "",
-    replicaID: String? = nil, takingStore: Bool = false
-  ) -> Decision {
-    var remote = RemoteState(storeValue: storeValue)
-    let agreed = max(ledger?.generation ?? 0, clock)
-    // (A state's context may claim writes far above its own stamp: it is checked too,
-    // or a forged one would pin this device's clock.)
-    let claimed = max(remote.stamp?.generation ?? 0, remote.replicaContextMaximum)
-    if claimed > 0, let reason = Generation.implausibility(of: claimed, agreed: agreed) {
-      remote = .malformed(reason: reason)
-    }
+  /// declaration), the last-writer-wins table (`decide(_:_:)` taking ``Facts``) for the others.
+  static func decide(_ input: Input, _ context: Context) -> Decision {
+    let remote = classify(input.storeValue, ledger: input.ledger, clock: context.clock)
     let problem: RefusalReason? =
       switch remote {
       case .malformed(let reason): .malformedRecord(reason)
@@ -147,117 +62,77 @@ enum Reconciler {
       case .unsupported(let version): .unsupportedFormat(version)
       case .absent, .record, .replica, .foreign: nil
       }
-    if let kind = remote.replicaKind ?? ledger?.state?.kind ?? ReplicaKind(strategy, value: local) {
+    let declared = ReplicaKind(input.strategy, value: input.local)
+    if let kind = remote.replicaKind ?? input.ledger?.state?.kind ?? declared {
       var decision = StrategyReconciler.decide(
         StrategyReconciler.Input(
-          key: key, local: local, remote: remote, ledger: ledger, declared: strategy, kind: kind,
-          capacity: capacity, replicaID: replicaID ?? deviceID, deviceID: deviceID, clock: clock,
-          takingStore: takingStore))
+          key: input.key, local: input.local, remote: remote, ledger: input.ledger, declared: input.strategy,
+          kind: kind, capacity: input.capacity, replicaID: context.replicaID ?? context.deviceID,
+          deviceID: context.deviceID,
+          clock: context.clock, takingStore: input.takingStore))
       decision.problem = decision.problem ?? problem
       return decision
     }
-    var ledger = ledger
-    if let ownOrigin, case .record(let record) = remote, record.origin == ownOrigin, local != nil,
-      ledger.map({ record.stamp > $0.stamp }) ?? true
-    {
-      let regained = LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content))
-      if regained.agrees(with: local) { return Decision(action: .adopt(stamp: record.stamp)) }
-      ledger = regained
-    }
-    let action = decide(
-      key: key, local: local, remote: remote, ledger: ledger, policy: policy, resolver: resolver, clock: clock)
-    return Decision(action: action, problem: problem)
+    let facts = Facts(key: input.key, local: input.local, remote: remote, ledger: input.ledger, context: context)
+    return Decision(action: decide(facts, context), problem: problem)
   }
 
-  static func decide(
-    key: String,
-    local: PropertyListValue?,
-    remote: RemoteState,
-    ledger: LedgerEntry?,
-    policy: MismatchPolicy,
-    resolver: ConflictResolver? = nil,
-    clock: UInt64 = 0
-  ) -> SyncAction {
-    let record: SyncRecord?
-    switch remote {
-    case .unsupported(let version):
+  /// The store's value classified; a record whose generation (or whose state's context)
+  /// is too far above the agreed one to be believed is malformed.
+  static func classify(_ storeValue: PropertyListValue?, ledger: LedgerEntry?, clock: UInt64) -> RemoteState {
+    let remote = RemoteState(storeValue: storeValue)
+    let agreed = max(ledger?.generation ?? 0, clock)
+    // (A state's context may claim writes far above its own stamp: it is checked too,
+    // or a forged one would pin this device's clock.)
+    let claimed = max(remote.stamp?.generation ?? 0, remote.replicaContextMaximum)
+    if claimed > 0, let reason = Generation.implausibility(of: claimed, agreed: agreed) {
+      return .malformed(reason: reason)
+    }
+    return remote
+  }
+
+  /// The last-writer-wins rules: one row per rule, in the order of the table in
+  /// <doc:MergeSemantics> (the first row that matches decides).
+  static func decide(_ facts: Facts, _ context: Context) -> SyncAction {
+    let next = Generation.next(after: facts.floor)
+    switch (facts.remote, facts.history) {
+    case (.record(let record), _) where facts.regainedOwnWrite:
+      return .adopt(stamp: record.stamp)
+    case (.newerFormat(let version), _):
       return .skip(reason: "store holds record format \(version), newer than this Zephyr")
-    case .absent, .malformed, .unreadableCompressed:
-      record = nil
-    case .record(let stored):
-      record = stored
-    case .foreign(let value):
-      record = foreignRecord(value, ledger: ledger)
-    case .replica:
+    case (.strategyRecord, _):
       // Routed to the strategy rules before this point.
       return .skip(reason: "a strategy key's record reached the last-writer-wins rules")
-    }
-
-    let agreedGeneration = ledger?.generation ?? 0
-    // Lamport: this device's next write is numbered above everything it wrote or read.
-    let floor = max(agreedGeneration, clock, record?.generation ?? 0)
-    // A key with no history counts as changed when present.
-    let localChanged = isLocallyChanged(local, ledger: ledger)
-
-    guard let record else {
-      // Absence tells nothing: never a delete.
-      if localChanged {
-        let reason: SyncAction.Reason = ledger == nil ? .firstUpload : .localEdit
-        return .push(generation: Generation.next(after: floor), value: local, reason: reason)
-      }
-      if let ledger, local != nil {
-        return .republish(stamp: ledger.stamp, value: local, reason: .absentFromStore)
-      }
+    case (.absent, let history) where facts.localChanged:
+      return .push(generation: next, value: facts.local, reason: history == nil ? .firstUpload : .localEdit)
+    case (.absent, let history?) where facts.local != nil:
+      return .republish(stamp: history.stamp, value: facts.local, reason: .absentFromStore)
+    case (.absent, _):
       return .none
-    }
-
-    let sameState = LedgerEntry.Agreed(local) == LedgerEntry.Agreed(record.content)
-    guard let ledger else {
-      if local == nil { return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer) }
-      if sameState { return .adopt(stamp: record.stamp) }
-      if remote.isForeign {
-        // A foreign value meets a never-synced local value: a plain conflict.
-        return resolveConflict(
-          key: key, local: local, record: record, policy: policy, resolver: resolver, floor: floor)
-      }
+    case (.record(let record), nil) where facts.local == nil:
+      return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer)
+    case (.record(let record), nil) where facts.sameState:
+      return .adopt(stamp: record.stamp)
+    case (.record(let record), nil) where facts.isForeign:
+      return resolveConflict(facts, record: record, context)
+    case (.record(let record), nil):
       return .pull(stamp: record.stamp, content: record.content, reason: .cloudHistory)
-    }
-
-    // The remote state changed when it differs from the agreed one and its write comes
-    // later in the order of writes. The agreed state itself under another stamp is no
-    // change; an earlier write with other content means the store's last-writer-wins
-    // dropped the agreed state, which is published again.
-    //
-    // An agreed foreign value (empty origin) has no place in that order: each device read
-    // it at a generation of its own, one above its own history. Any Zephyr record with
-    // other content is then news, never a lost write to publish again over it.
-    let remoteChanged: Bool
-    if ledger.agrees(with: record.content) {
-      remoteChanged = false
-    } else if (ledger.origin.isEmpty && !record.origin.isEmpty) || record.stamp > ledger.stamp
-      || (record.stamp == ledger.stamp
-        && LedgerEntry.Agreed(record.content).rawFingerprint > ledger.agreed.rawFingerprint)
-    {
-      remoteChanged = true
-    } else if localChanged {
-      return .push(generation: Generation.next(after: floor), value: local, reason: .localEdit)
-    } else {
-      return .republish(stamp: ledger.stamp, value: local, reason: .storeLostWrite)
-    }
-
-    switch (localChanged, remoteChanged) {
-    case (false, false):
-      return record.stamp > ledger.stamp ? .adopt(stamp: record.stamp) : .none
-    case (true, false):
-      return .push(generation: Generation.next(after: floor), value: local, reason: .localEdit)
-    case (false, true):
+    case (.record, _?) where facts.lostWrite && facts.localChanged:
+      return .push(generation: next, value: facts.local, reason: .localEdit)
+    case (.record, let history?) where facts.lostWrite:
+      return .republish(stamp: history.stamp, value: facts.local, reason: .storeLostWrite)
+    case (.record(let record), let history?) where !facts.localChanged && !facts.remoteChanged:
+      return record.stamp > history.stamp ? .adopt(stamp: record.stamp) : .none
+    case (.record, _?) where !facts.remoteChanged:
+      return .push(generation: next, value: facts.local, reason: .localEdit)
+    case (.record(let record), let history?) where !facts.localChanged:
       let reason: SyncAction.Reason =
-        remote.isForeign ? .foreignWrite : record.generation == ledger.generation ? .remoteDiffers : .remoteNewer
+        facts.isForeign ? .foreignWrite : record.generation == history.generation ? .remoteDiffers : .remoteNewer
       return .pull(stamp: record.stamp, content: record.content, reason: reason)
-    case (true, true):
-      if sameState { return .adopt(stamp: record.stamp) }
-      return resolveConflict(
-        key: key, local: local, record: record, policy: policy, resolver: resolver, floor: floor)
+    case (.record(let record), _?) where facts.sameState:
+      return .adopt(stamp: record.stamp)
+    case (.record(let record), _?):
+      return resolveConflict(facts, record: record, context)
     }
   }
 
@@ -279,24 +154,22 @@ enum Reconciler {
     return SyncRecord(generation: Generation.next(after: ledger.generation), origin: "", content: .value(value))
   }
 
-  private static func resolveConflict(
-    key: String, local: PropertyListValue?, record: SyncRecord, policy: MismatchPolicy, resolver: ConflictResolver?,
-    floor: UInt64
-  ) -> SyncAction {
-    let next = Generation.next(after: floor)
+  /// Both sides changed, to different states: the resolver decides, else the policy.
+  private static func resolveConflict(_ facts: Facts, record: SyncRecord, _ context: Context) -> SyncAction {
+    let next = Generation.next(after: facts.floor)
     let remoteValue = record.content.value
+    let resolver = context.resolver
     if resolver != nil { LockAudit.assertNoLockHeld(calling: "the conflict resolver") }
-    switch resolver?(Conflict(key: key, local: local, remote: remoteValue)) ?? .usePolicy {
+    switch resolver?(Conflict(key: facts.key, local: facts.local, remote: remoteValue)) ?? .usePolicy {
     case .keepLocal,
-      .usePolicy where policy == .preferLocal:
-      return .push(generation: next, value: local, reason: .conflictLocalWins)
+      .usePolicy where context.policy == .preferLocal:
+      return .push(generation: next, value: facts.local, reason: .conflictLocalWins)
     case .keepRemote, .usePolicy:
       return .pull(stamp: record.stamp, content: record.content, reason: .conflictRemoteWins)
     case .merged(let value):
       return .push(generation: next, value: value, reason: .resolverMerged)
     }
   }
-
 }
 
 extension RemoteState {

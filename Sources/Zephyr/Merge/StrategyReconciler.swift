@@ -54,30 +54,19 @@ enum StrategyReconciler {
   }
 
   static func decide(_ input: Input) -> Reconciler.Decision {
-    let (kind, local) = (input.kind, input.local)
-    guard kind.canMerge(local) else {
-      return Reconciler.Decision(
-        action: .skip(reason: "a \(kind.rawValue) strategy cannot merge a \(input.local?.kindName ?? "value")"),
-        problem: .strategyCannotMerge(strategy: kind.rawValue, value: input.local?.kindName ?? "value"))
-    }
-    if case .foreign(let value) = input.remote, !kind.canMerge(value) {
-      // (A plain array under a packed set, say: neither taken nor overwritten.)
-      return Reconciler.Decision(
-        action: .skip(reason: "the store holds a \(value.kindName) the \(kind.rawValue) strategy cannot merge"),
-        problem: .strategyCannotMerge(strategy: kind.rawValue, value: "\(value.kindName) in the store"))
-    }
+    let kind = input.kind
+    if let refusal = refusal(input) { return refusal }
     let (remote, remoteStamp, upgrading) = storeState(of: input.remote, kind: kind)
     if case .unsupported(let version) = input.remote {
       return Reconciler.Decision(action: .skip(reason: "store holds record format \(version), newer than this Zephyr"))
     }
-    let base = cachedState(input.ledger, local: local, kind: kind)
+    let base = cachedState(input.ledger, local: input.local, kind: kind)
     let floor =
       [
         input.clock, input.ledger?.generation ?? 0, remoteStamp?.generation ?? 0, remote?.context.maximum ?? 0,
         base?.context.maximum ?? 0,
       ].max() ?? 0
     let generation = Generation.next(after: floor)
-    let dot = Stamp(generation: generation, origin: input.replicaID)
 
     if input.takingStore, input.ledger == nil, let remote {
       let taken = trimmed(remote, input)
@@ -85,35 +74,8 @@ enum StrategyReconciler {
         input, state: taken, push: taken == remote ? nil : Stamp(generation: generation, origin: input.deviceID),
         agreed: remoteStamp, reason: taken == remote ? .cloudHistory : .trimmedToCapacity)
     }
-    let mine: ReplicaState
-    var edited = true
-    // Unchanged when the local value is what the device last wrote or agreed on (its
-    // fingerprint), or what the cached state shows: a `.custom` rule declared only
-    // after a merge shows another value, which is no edit.
-    if let base,
-      input.ledger?.agrees(with: local) == true
-        || base.shows(local, merged: base.value(strategy: input.declared, key: input.key))
-    {
-      mine = base
-      edited = false
-    } else if let base {
-      // The edit was made from the value the device showed. When the store's state adds
-      // nothing to that value and hides nothing behind it (another device wrote the
-      // same), the edit was made from both: a removal removes what either held.
-      let seen = remote.map { base.joined(with: $0) }
-      let shown = base.value(strategy: input.declared, key: input.key)
-      let from = seen.flatMap { joined in
-        let value = joined.value(strategy: input.declared, key: input.key)
-        return joined.shows(shown, merged: value) && joined.showsAllItHolds(value) ? joined : nil
-      }
-      mine = (from ?? base).edited(to: local, dot: dot)
-    } else if local != nil {
-      // No history: the device has seen no removal, so its value only adds.
-      mine = ReplicaState(kind: kind).edited(to: local, dot: dot)
-    } else {
-      mine = ReplicaState(kind: kind)
-      edited = false
-    }
+    let (mine, edited) = deviceState(
+      input, base: base, remote: remote, dot: Stamp(generation: generation, origin: input.replicaID))
     let untrimmed = remote.map { mine.joined(with: $0) } ?? mine
     let joined = trimmed(untrimmed, input)
     let stamp = Stamp(generation: generation, origin: input.deviceID)
@@ -136,6 +98,57 @@ enum StrategyReconciler {
           ? .remoteNewer : .mergedByStrategy
     }
     return decision(input, state: joined, push: stamp, agreed: remoteStamp, reason: reason)
+  }
+
+  /// A key the strategy cannot merge, locally or in the store: left alone, and reported.
+  private static func refusal(_ input: Input) -> Reconciler.Decision? {
+    let kind = input.kind
+    guard kind.canMerge(input.local) else {
+      return Reconciler.Decision(
+        action: .skip(reason: "a \(kind.rawValue) strategy cannot merge a \(input.local?.kindName ?? "value")"),
+        problem: .strategyCannotMerge(strategy: kind.rawValue, value: input.local?.kindName ?? "value"))
+    }
+    if case .foreign(let value) = input.remote, !kind.canMerge(value) {
+      // (A plain array under a packed set, say: neither taken nor overwritten.)
+      return Reconciler.Decision(
+        action: .skip(reason: "the store holds a \(value.kindName) the \(kind.rawValue) strategy cannot merge"),
+        problem: .strategyCannotMerge(strategy: kind.rawValue, value: "\(value.kindName) in the store"))
+    }
+    return nil
+  }
+
+  /// The device's state: the cached state with the local edit applied (`edited`), or the
+  /// cached state itself when the local value is unchanged.
+  private static func deviceState(
+    _ input: Input, base: ReplicaState?, remote: ReplicaState?, dot: Stamp
+  ) -> (state: ReplicaState, edited: Bool) {
+    let local = input.local
+    // Unchanged when the local value is what the device last wrote or agreed on (its
+    // fingerprint), or what the cached state shows: a `.custom` rule declared only
+    // after a merge shows another value, which is no edit.
+    if let base,
+      input.ledger?.agrees(with: local) == true
+        || base.shows(local, merged: base.value(strategy: input.declared, key: input.key))
+    {
+      return (base, false)
+    }
+    if let base {
+      // The edit was made from the value the device showed. When the store's state adds
+      // nothing to that value and hides nothing behind it (another device wrote the
+      // same), the edit was made from both: a removal removes what either held.
+      let seen = remote.map { base.joined(with: $0) }
+      let shown = base.value(strategy: input.declared, key: input.key)
+      let from = seen.flatMap { joined in
+        let value = joined.value(strategy: input.declared, key: input.key)
+        return joined.shows(shown, merged: value) && joined.showsAllItHolds(value) ? joined : nil
+      }
+      return ((from ?? base).edited(to: local, dot: dot), true)
+    }
+    if local != nil {
+      // No history: the device has seen no removal, so its value only adds.
+      return (ReplicaState(kind: input.kind).edited(to: local, dot: dot), true)
+    }
+    return (ReplicaState(kind: input.kind), false)
   }
 
   /// `state` with at most the declared capacity of elements, for a `.set` that declares one.

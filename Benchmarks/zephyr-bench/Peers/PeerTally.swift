@@ -77,19 +77,6 @@ struct PeerTally {
       + replacedAtRelaunch + neverPushed
   }
 
-  /// The counts by their JSON names.
-  var counts: [String: Int] {
-    [
-      "edits": edits, "edits_pushed": pushed, "edits_superseded_by_own_edit": supersededByOwnEdit,
-      "removals_of_absent_keys": removalsOfAbsentKeys, "overwritten_before_push": overwrittenBeforePush,
-      "overwritten_causally_later": overwrittenCausallyLater, "yielded_to_cloud_history": yieldedToCloudHistory,
-      "yielded_causally_later": yieldedCausallyLater, "replaced_at_relaunch": replacedAtRelaunch,
-      "replaced_at_relaunch_causally_later": relaunchCausallyLater, "edits_never_pushed": neverPushed,
-      "lost_writes": lostWrites, "lost_writes_converged": lostWritesConverged,
-      "resurrected_deletes": resurrectedDeletes, "not_converged": notConverged,
-    ]
-  }
-
   static func + (left: PeerTally, right: PeerTally) -> PeerTally {
     var sum = left
     let fields: [WritableKeyPath<PeerTally, Int>] = [

@@ -54,28 +54,20 @@ import Foundation
 enum PeerComparison {
   static let scenarios = 300
 
-  static func run(scenarios count: Int = scenarios) -> [[String: Any]] {
+  /// What `zephyr-bench peers` prints.
+  struct Report: Codable {
+    var command: String
+    var peers: [PeerReport]
+  }
+
+  static func run(scenarios count: Int = scenarios) -> [PeerReport] {
     PeerDesign.allCases.map { design in
       var total = PeerTally()
       for seed in 1...UInt64(count) {
         total = total + PeerRun(PeerScenario.generate(seed: seed), design: design).run()
       }
-      return report(design, total, scenarios: count)
+      return PeerReport(design: design, total: total, scenarios: count)
     }
-  }
-
-  static func report(_ design: PeerDesign, _ total: PeerTally, scenarios: Int) -> [String: Any] {
-    func perEdit(_ amount: Int) -> Double {
-      total.edits > 0 ? (Double(amount) / Double(total.edits) * 100).rounded() / 100 : 0
-    }
-    var entry: [String: Any] = total.counts
-    entry["design"] = design.rawValue
-    entry["scenarios"] = scenarios
-    entry["store_writes_per_edit"] = perEdit(total.storeWrites)
-    entry["bytes_per_edit"] = perEdit(total.bytes)
-    entry["synchronize_calls_per_edit"] = perEdit(total.synchronizeCalls)
-    entry["extra_store_keys"] = total.extraStoreKeys
-    return entry
   }
 
   /// A scenario on the given designs, with the steps, what each device held after each
@@ -111,10 +103,7 @@ enum PeerComparison {
       return true
     }
     let command = "swift run -c release zephyr-bench peers" + (countArgument.map { " \($0)" } ?? "")
-    let report: [String: Any] = ["command": command, "peers": entries]
-    if let json = try? JSONSerialization.data(withJSONObject: report, options: [.prettyPrinted, .sortedKeys]) {
-      print(String(decoding: json, as: UTF8.self))
-    }
+    print(BenchJSON.text(Report(command: command, peers: entries)))
     return true
   }
 }

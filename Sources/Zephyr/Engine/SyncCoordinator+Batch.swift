@@ -15,66 +15,11 @@ extension SyncCoordinator {
     // Another process on a shared suite may have agreed on a later state of a key.
     let sharing = sharesSuite
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
-    // A pull written ahead before a crash is settled against the local value first.
-    let (entries, resolver, ownOrigin, clock, merges, ids, taking, compressed) = state.withLock { state in
-      var entries: [String: LedgerEntry] = [:]
-      for key in keys {
-        if let entry = state.ledger[key], entry.pendingPull != nil {
-          state.setLedger(key, entry.resolved(local: local[key]))
-        }
-        if let agreed = shared[key], state.ledger[key].map({ agreed.stamp > $0.stamp }) ?? true {
-          state.setLedger(key, agreed)
-        }
-        entries[key] = state.ledger[key]
-      }
-      return (
-        entries, state.configuration.conflictResolver, state.ledgerMayBeStale ? state.deviceID : nil,
-        state.ledger.clock, (state.configuration.mergeStrategies, state.configuration.setCapacities),
-        (state.deviceID, state.replicaID), state.takingStoreState(keys), Set(keys.filter(state.compresses))
-      )
-    }
-
-    var decisions: [String: Reconciler.Decision] = [:]
-    // The resolver and custom strategies are user code: they may wait for another thread
-    // that calls in meanwhile.
-    let (strategies, capacities) = merges
-    let callsOut = resolver != nil || strategies.values.contains { if case .custom = $0 { true } else { false } }
-    if callsOut {
-      state.withLock { state in
-        state.lane.isCallingOut = true
-        state.lane.isInResolver = true
-      }
-    }
-    for key in keys {
-      decisions[key] = Reconciler.decide(
-        key: key, local: local[key], storeValue: remote[key], ledger: entries[key], policy: policy,
-        resolver: resolver, ownOrigin: ownOrigin, clock: clock, strategy: strategies[key] ?? .lastWriterWins,
-        capacity: capacities[key], deviceID: ids.0, replicaID: ids.1, takingStore: taking.contains(key))
-    }
-    if callsOut {
-      state.withLock { state in
-        state.lane.isCallingOut = false
-        state.lane.isInResolver = false
-      }
-    }
-
-    // Pulls must not overwrite an edit made while they were decided: read the pulled
-    // keys again, all at once (on Linux the first read after a write costs the whole domain).
-    let pulled = keys.filter { key in
-      switch decisions[key]?.action {
-      case .pull?: true
-      case .merge(let merge)?: merge.local != nil
-      default: false
-      }
-    }
-    if let hook = testHooks.withLock({ $0.beforePullWrite }) { for key in pulled { hook(key) } }
-    let current =
-      pulled.isEmpty
-      ? [:]
-      : domain.values(forKeys: pulled) { key, value in local[key].map(value.isSameValue(as:)) ?? false }.values
-
+    let read = readLedger(of: keys, local: local, remote: remote, shared: shared, policy: policy)
+    let decisions = decide(read.inputs, read.context, callingOut: read.callsOut)
+    let (pulled, current) = readPulledKeysAgain(keys, decisions, local: local)
     // Compressed here, with no lock held: the plan checks sizes under its lock.
-    let precompressed = BatchDecisions.precompress(decisions, keys: compressed, deviceID: ids.0)
+    let precompressed = BatchDecisions.precompress(decisions, keys: read.compressed, deviceID: read.context.deviceID)
     let batch = BatchDecisions(
       keys: keys, decisions: decisions, local: local, current: current, remote: remote,
       precompressed: precompressed)
@@ -88,6 +33,78 @@ extension SyncCoordinator {
       effects.values[key] = .some(pulled.contains(key) ? current[key] : local[key])
     }
     return written
+  }
+
+  /// The one locked read of a batch: each key's ledger entry (a pull written ahead
+  /// before a crash settled against the local value first, a later state another process
+  /// agreed on taken), what holds for the whole batch, and whether deciding calls user
+  /// code (a resolver, or a custom strategy).
+  private func readLedger(
+    of keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
+    shared: [String: LedgerEntry], policy: MismatchPolicy
+  ) -> (inputs: [Reconciler.Input], context: Reconciler.Context, callsOut: Bool, compressed: Set<String>) {
+    state.withLock { state in
+      let taking = state.takingStoreState(keys)
+      let inputs = keys.map { key in
+        if let entry = state.ledger[key], entry.pendingPull != nil {
+          state.setLedger(key, entry.resolved(local: local[key]))
+        }
+        if let agreed = shared[key], state.ledger[key].map({ agreed.stamp > $0.stamp }) ?? true {
+          state.setLedger(key, agreed)
+        }
+        return Reconciler.Input(
+          key: key, local: local[key], storeValue: remote[key], ledger: state.ledger[key],
+          strategy: state.strategy(of: key), capacity: state.configuration.setCapacities[key],
+          takingStore: taking.contains(key))
+      }
+      let context = Reconciler.Context(
+        policy: policy, resolver: state.configuration.conflictResolver,
+        ownOrigin: state.ledgerMayBeStale ? state.deviceID : nil, clock: state.ledger.clock,
+        deviceID: state.deviceID, replicaID: state.replicaID)
+      let custom = state.configuration.mergeStrategies.values.contains { if case .custom = $0 { true } else { false } }
+      return (inputs, context, context.resolver != nil || custom, Set(keys.filter(state.compresses)))
+    }
+  }
+
+  /// Decides every key, with no lock held: the resolver and custom strategies are user
+  /// code, and may wait for another thread that calls in meanwhile.
+  private func decide(
+    _ inputs: [Reconciler.Input], _ context: Reconciler.Context, callingOut callsOut: Bool
+  ) -> [String: Reconciler.Decision] {
+    if callsOut {
+      state.withLock { state in
+        state.lane.isCallingOut = true
+        state.lane.isInResolver = true
+      }
+    }
+    var decisions: [String: Reconciler.Decision] = [:]
+    for input in inputs { decisions[input.key] = Reconciler.decide(input, context) }
+    if callsOut {
+      state.withLock { state in
+        state.lane.isCallingOut = false
+        state.lane.isInResolver = false
+      }
+    }
+    return decisions
+  }
+
+  /// Pulls must not overwrite an edit made while they were decided: the pulled keys (and
+  /// merges that write locally) are read again, all at once (on Linux the first read
+  /// after a write costs the whole domain). Returns those keys and their values now.
+  private func readPulledKeysAgain(
+    _ keys: [String], _ decisions: [String: Reconciler.Decision], local: [String: PropertyListValue]
+  ) -> (Set<String>, [String: PropertyListValue]) {
+    let pulled = keys.filter { key in
+      switch decisions[key]?.action {
+      case .pull?: true
+      case .merge(let merge)?: merge.local != nil
+      default: false
+      }
+    }
+    if let hook = testHooks.withLock({ $0.beforePullWrite }) { for key in pulled { hook(key) } }
+    guard !pulled.isEmpty else { return ([], [:]) }
+    let current = domain.values(forKeys: pulled) { key, value in local[key].map(value.isSameValue(as:)) ?? false }
+    return (Set(pulled), current.values)
   }
 
   /// Whether other processes sync this suite (see ``SyncConfiguration/sharedByProcesses``).
@@ -113,6 +130,10 @@ extension SyncCoordinator {
   /// Makes a plan's writes in order, the ledger saved ahead of them; then commits it.
   /// Returns the keys written to the store.
   private func apply(_ plan: BatchPlan, _ effects: inout OperationEffects) -> Set<String> {
+    // First save: the entries planned ahead of the writes (a pull's with the state to fall
+    // back to), so that a crash between two writes below loses nothing. The operation
+    // saves again when it ends (``execute(_:)``), with the entries ``EngineState/commit(_:made:)``
+    // settled once the writes were made.
     if !plan.writes.isEmpty { saveLedger() }
     var made = Set<String>()
     var written = Set<String>()

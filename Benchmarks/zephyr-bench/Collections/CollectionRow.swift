@@ -1,0 +1,46 @@
+import Foundation
+
+/// One design under one ``CollectionWorkload``: a row of the `collections` section.
+struct CollectionRow: Codable, Equatable {
+  var design: String
+  var workload: String
+  var ids: Int
+  var recordBytes: Int
+  var storeWritesPerEdit: Double
+  var insertMilliseconds: Double
+  var batchPushMilliseconds: Double
+  var insertWithPushShareMilliseconds: Double
+  var inboundMilliseconds: Double
+  var readMilliseconds: Double
+  var marksLost: Int
+  var removalsUndone: Int
+  var roundsToAgree: [Int]
+  /// Ids of the history a capacity trimmed, and whether every kept one came from an edit
+  /// no older than every trimmed one.
+  var trimmed: Int
+  var trimKeepsNewestEdits: Bool
+  /// The medians the ratios to the hand-rolled blob are computed from; not in the JSON.
+  var insertNanosecondsMedian: Double = 0
+  var insertWithPushNanoseconds: Double = 0
+  /// Set by ``CollectionsBench`` against the group's hand-rolled blob.
+  var insertOverHandRolled: Double? = nil
+  var insertWithPushOverHandRolled: Double? = nil
+
+  enum CodingKeys: String, CodingKey {
+    case design, workload, ids
+    case recordBytes = "record_bytes"
+    case storeWritesPerEdit = "store_writes_per_edit"
+    case insertMilliseconds = "insert_ms"
+    case batchPushMilliseconds = "batch_push_ms"
+    case insertWithPushShareMilliseconds = "insert_with_push_share_ms"
+    case inboundMilliseconds = "inbound_ms"
+    case readMilliseconds = "read_ms"
+    case marksLost = "marks_lost"
+    case removalsUndone = "removals_undone"
+    case roundsToAgree = "rounds_to_agree"
+    case trimmed
+    case trimKeepsNewestEdits = "trim_keeps_newest_edits"
+    case insertOverHandRolled = "insert_over_handrolled"
+    case insertWithPushOverHandRolled = "insert_with_push_over_handrolled"
+  }
+}

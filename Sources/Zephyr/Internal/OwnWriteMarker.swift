@@ -1,0 +1,36 @@
+import Foundation
+
+/// Marks, on the current thread only, the coordinator whose `UserDefaults` write is in
+/// progress, and counts the `didChangeNotification`s that reach that coordinator on this
+/// thread meanwhile: how Zephyr recognises its own writes' echoes without a lock.
+enum OwnWriteMarker {
+  private static let writer = ThreadLocalInt()
+  private static let echoes = ThreadLocalInt()
+
+  private static func token(_ coordinator: ObjectIdentifier) -> Int {
+    Int(bitPattern: UInt(bitPattern: coordinator))
+  }
+
+  /// Runs `write` marked as `coordinator`'s own; returns how many announcements of it
+  /// arrived on this thread during the write. Nests: a write made from inside another
+  /// (an observer of the outer write setting a typed key) is counted apart, and the
+  /// outer write's marker and count are restored after it.
+  static func write(by coordinator: ObjectIdentifier, _ write: () -> Void) -> Int {
+    let outer = (writer: writer.value, echoes: echoes.value)
+    writer.value = token(coordinator)
+    echoes.value = 0
+    write()
+    let counted = echoes.value
+    writer.value = outer.writer
+    echoes.value = outer.echoes
+    return counted
+  }
+
+  /// Counts an announcement for `coordinator` when this thread is inside its write;
+  /// returns whether it was.
+  static func noteAnnouncement(for coordinator: ObjectIdentifier) -> Bool {
+    guard writer.value == token(coordinator) else { return false }
+    echoes.value += 1
+    return true
+  }
+}

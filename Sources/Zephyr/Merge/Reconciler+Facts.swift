@@ -1,0 +1,98 @@
+import Foundation
+
+extension Reconciler {
+  /// What the last-writer-wins rules look at for one key, computed once: the kind of
+  /// store value, the history (the ledger's agreed state), and whether each side changed
+  /// since. The rules (`Reconciler.decide(_:_:)` with these facts) are then one `switch`.
+  struct Facts: Sendable {
+    /// The store's value as the rules see it.
+    enum Remote: Sendable, Equatable {
+      /// A record of a format newer than this Zephyr: left alone.
+      case newerFormat(String)
+      /// A strategy key's state record (never decided by these rules).
+      case strategyRecord
+      /// Nothing usable: absent, or a broken record. Absence tells nothing: never a delete.
+      case absent
+      /// A record, or a foreign value read as one (see ``Reconciler/foreignRecord(_:ledger:)``).
+      case record(SyncRecord)
+    }
+
+    var key: String
+    var local: PropertyListValue?
+    var remote: Remote
+    /// Whether the store's value is a foreign write (not a Zephyr record).
+    var isForeign: Bool
+    /// The agreed state; a record this device wrote when its ledger may be behind it
+    /// (see ``Reconciler/Context/ownOrigin``).
+    var history: LedgerEntry?
+    /// The agreed state was regained from this device's own record, and the local value is it.
+    var regainedOwnWrite = false
+    /// The local state differs from the agreed one (with no history: it is present).
+    var localChanged: Bool
+    /// The store holds another state than the agreed one, written later in the order of writes.
+    var remoteChanged = false
+    /// The store holds another state than the agreed one, written earlier: its
+    /// last-writer-wins dropped the agreed state, which is published again.
+    var lostWrite = false
+    /// The local state is the store's.
+    var sameState = false
+    /// The generation a push is numbered above (Lamport): everything this device wrote or read.
+    var floor: UInt64
+
+    init(key: String, local: PropertyListValue?, remote: RemoteState, ledger: LedgerEntry?, context: Context) {
+      self.key = key
+      self.local = local
+      isForeign = remote.isForeign
+      var history = ledger
+      let record: SyncRecord?
+      switch remote {
+      case .unsupported(let version):
+        (self.remote, record) = (.newerFormat(version), nil)
+      case .replica:
+        (self.remote, record) = (.strategyRecord, nil)
+      case .absent, .malformed, .unreadableCompressed:
+        (self.remote, record) = (.absent, nil)
+      case .record(let stored):
+        (self.remote, record) = (.record(stored), stored)
+        if let regained = Self.regained(stored, ledger: ledger, local: local, ownOrigin: context.ownOrigin) {
+          history = regained
+          regainedOwnWrite = regained.agrees(with: local)
+        }
+      case .foreign(let value):
+        let read = Reconciler.foreignRecord(value, ledger: ledger)
+        (self.remote, record) = (.record(read), read)
+      }
+      self.history = history
+      localChanged = Reconciler.isLocallyChanged(local, ledger: history)
+      floor = max(history?.generation ?? 0, context.clock, record?.generation ?? 0)
+      guard let record else { return }
+      sameState = LedgerEntry.Agreed(local) == LedgerEntry.Agreed(record.content)
+      guard let history, !history.agrees(with: record.content) else { return }
+      remoteChanged = Self.isLater(record, than: history)
+      lostWrite = !remoteChanged
+    }
+
+    /// The agreed state taken from this device's own record, when its ledger may be
+    /// behind it and the record is later than the ledger's entry (only with a local value).
+    private static func regained(
+      _ record: SyncRecord, ledger: LedgerEntry?, local: PropertyListValue?, ownOrigin: String?
+    ) -> LedgerEntry? {
+      guard let ownOrigin, record.origin == ownOrigin, local != nil, ledger.map({ record.stamp > $0.stamp }) ?? true
+      else { return nil }
+      return LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content))
+    }
+
+    /// Whether `record`, another state than the agreed one, comes later in the order of
+    /// writes. The agreed state itself under another stamp is no change; an earlier write
+    /// with other content means the store dropped the agreed state.
+    ///
+    /// An agreed foreign value (empty origin) has no place in that order: each device read
+    /// it at a generation of its own, one above its own history. Any Zephyr record with
+    /// other content is then news, never a lost write to publish again over it.
+    private static func isLater(_ record: SyncRecord, than history: LedgerEntry) -> Bool {
+      (history.origin.isEmpty && !record.origin.isEmpty) || record.stamp > history.stamp
+        || (record.stamp == history.stamp
+          && LedgerEntry.Agreed(record.content).rawFingerprint > history.agreed.rawFingerprint)
+    }
+  }
+}
