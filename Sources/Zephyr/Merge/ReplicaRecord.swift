@@ -18,6 +18,8 @@ import Foundation
 ///    write, then the parts it added that are still held (elements; `[key, value]`
 ///    entries; or one value). A collection's group with no part is a write of an empty
 ///    collection (so the key reads as empty, not deleted).
+/// 8.–10. a packed set only (strategy `packed`): its groups name their writes and hold no
+///    parts; the ids are written once, with the write of each (see ``PackedMembership``).
 ///
 /// The value is not stored beside the state: it is the state's (``ReplicaState/value(strategy:key:resolving:)``),
 /// so a set of 25,000 elements is stored once.
@@ -35,8 +37,10 @@ struct ReplicaRecord: Sendable, Equatable {
 
   /// Reads a record whose tag is `z2`; a reason when it is broken.
   static func decode(_ fields: [PropertyListValue]) -> Result<ReplicaRecord, ReplicaDecodingError> {
-    guard fields.count == 7 else {
-      return .failure(ReplicaDecodingError(reason: "record has \(fields.count) fields, expected 7"))
+    // (The state's own decoding checks how many fields its strategy has: 4, or 7 for a
+    // packed set.)
+    guard fields.count == 7 || fields.count == 10 else {
+      return .failure(ReplicaDecodingError(reason: "record has \(fields.count) fields, expected 7 or 10"))
     }
     guard case .integer(let generation) = fields[1], generation >= 1, UInt64(generation) <= Generation.maximum else {
       return .failure(ReplicaDecodingError(reason: "generation is not an integer in 1...\(Generation.maximum)"))
@@ -59,25 +63,21 @@ struct ReplicaDecodingError: Error, Equatable {
 
 extension ReplicaState {
   /// The state as four property-list fields: the kind, the writers, their generations,
-  /// the groups (see ``ReplicaRecord``). Also how the ledger caches it.
+  /// the groups (see ``ReplicaRecord``); a packed set's groups name their writes only, and
+  /// three more fields hold the ids (see ``PackedMembership``). Also how the ledger caches it.
   var encodedFields: [PropertyListValue] {
     let writers = context.sortedEntries
     let index = Dictionary(uniqueKeysWithValues: writers.enumerated().map { ($1.origin, $0) })
+    let dots = self.dots
     let list: [PropertyListValue] = dots.map { dot in
-      let parts = groups[dot] ?? []
-      return .array(
+      .array(
         [.integer(Int64(index[dot.origin] ?? 0)), .integer(Int64(dot.generation))]
-          + (kind == .packedSet && !parts.isEmpty ? [.data(PackedIntegers.encode(Self.ids(parts)))] : parts))
+          + (kind == .packedSet ? [] : groups[dot] ?? []))
     }
     return [
       .string(kind.rawValue), .array(writers.map { .string($0.origin) }),
       .data(Varint.encode(writers.map(\.generation))), .array(list),
-    ]
-  }
-
-  /// The ids of a packed set's parts.
-  static func ids(_ parts: [PropertyListValue]) -> [UInt64] {
-    parts.compactMap { if case .unsignedInteger(let id) = $0 { id } else { nil } }
+    ] + (kind == .packedSet ? PackedMembership.encode(dots: dots, groups: groups) : [])
   }
 
   /// The most writers a state may name: far more devices (and app extensions, and
@@ -90,10 +90,11 @@ extension ReplicaState {
     func broken(_ reason: String) -> Result<ReplicaState, ReplicaDecodingError> {
       .failure(ReplicaDecodingError(reason: reason))
     }
-    guard fields.count == 4, case .string(let name) = fields[0] else { return broken("state has no strategy") }
+    guard fields.count >= 4, case .string(let name) = fields[0] else { return broken("state has no strategy") }
     guard let kind = ReplicaKind(rawValue: name) else {
       return .failure(ReplicaDecodingError(reason: "unknown strategy \"\(name.prefix(40))\"", unknownKind: name))
     }
+    guard fields.count == (kind == .packedSet ? 7 : 4) else { return broken("state has the wrong number of fields") }
     guard case .array(let names) = fields[1], names.count <= maximumWriters, case .data(let numbers) = fields[2],
       let generations = Varint.decode(numbers), generations.count == names.count
     else { return broken("state writers do not match their generations") }
@@ -107,18 +108,24 @@ extension ReplicaState {
       context.include(Stamp(generation: generation, origin: origin))
     }
     guard case .array(let list) = fields[3] else { return broken("state groups are not a list") }
+    var members: [[UInt64]] = []
+    if kind == .packedSet {
+      switch PackedMembership.decode(fields[4...], groupCount: list.count) {
+      case .success(let decoded): members = decoded
+      case .failure(let error): return .failure(error)
+      }
+    }
     var groups: [Stamp: [PropertyListValue]] = [:]
-    for item in list {
+    for (position, item) in list.enumerated() {
       guard case .array(let group) = item, group.count >= (kind.holdsSiblings ? 3 : 2),
         case .integer(let index) = group[0],
         index >= 0, index < origins.count, case .integer(let generation) = group[1], generation >= 1
       else { return broken("state group is not a writer, a generation and parts") }
       let dot = Stamp(generation: UInt64(generation), origin: origins[Int(index)])
       var parts = Array(group[2...])
-      if kind == .packedSet, !parts.isEmpty {
-        // One write's ids, packed.
-        guard parts.count == 1, let ids = parts[0].packedIds else { return broken("state group holds no packed ids") }
-        parts = ids.map { .unsignedInteger($0) }
+      if kind == .packedSet {
+        guard parts.isEmpty else { return broken("packed state group holds parts of its own") }
+        parts = members[position].map { .unsignedInteger($0) }
       }
       guard context.includes(dot), groups[dot] == nil else {
         return broken("state group names a write it has not seen")
