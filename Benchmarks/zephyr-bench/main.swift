@@ -31,9 +31,11 @@ struct CollectionsReport: Codable {
 if PeerComparison.handle(Array(CommandLine.arguments.dropFirst())) { exit(0) }
 if CommandLine.arguments.dropFirst().first == "collections-profile" {
   let cloud = SimulatedCloud()
-  let design = EngineSetDesign<PackedSet<UInt32>>(name: "packed set", cloud: cloud, tag: "profile", merge: .set)
+  let capacity = Int(ProcessInfo.processInfo.environment["CAPACITY"] ?? "")
+  let design = EngineSetDesign<PackedSet<UInt32>>(
+    name: "packed set", cloud: cloud, tag: "profile", merge: capacity.map { .set(capacity: $0) } ?? .set)
   var workload = CollectionWorkload(name: "profile", initialCount: 25_000)
-  workload.offlineAdds = 100
+  workload.capacity = capacity
   print(BenchJSON.text(workload.run(design, cloud: cloud)))
   exit(0)
 }

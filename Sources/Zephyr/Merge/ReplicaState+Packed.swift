@@ -38,7 +38,9 @@ enum PackedMembership {
 
   /// The parts of each group (by index) the three fields give to `groupCount` groups; a
   /// reason when they are inconsistent.
-  static func decode(_ fields: ArraySlice<PropertyListValue>, groupCount: Int) -> Result<[[UInt64]], ReplicaDecodingError> {
+  static func decode(_ fields: ArraySlice<PropertyListValue>, groupCount: Int) -> Result<
+    [[UInt64]], ReplicaDecodingError
+  > {
     func broken(_ reason: String) -> Result<[[UInt64]], ReplicaDecodingError> {
       .failure(ReplicaDecodingError(reason: "packed state \(reason)"))
     }

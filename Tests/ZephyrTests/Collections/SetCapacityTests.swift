@@ -136,3 +136,34 @@ struct SetOfStringsTests {
     #expect(a.value("tags")?.arrayItems?.count == 2, "stored as an array")
   }
 }
+
+extension SetCapacityTests {
+  /// A history trimmed on one device, then marks made one at a time on every device:
+  /// each trim takes the oldest write's ids, on every device alike.
+  @Test(arguments: World.allCases)
+  func marksMadeOnEveryDeviceTrimTheOldestWriteOnly(world: World) {
+    let key = SyncKey<PackedSet<UInt32>>("history", default: [], merge: .set(capacity: 50))
+    let harness = Harness(world: world)
+    let devices = ["A", "B", "C"].map { harness.device($0) }
+    for batch in 0..<10 {
+      devices[0].coordinator.insert(contentsOf: (0..<10).map { UInt32(batch * 100 + $0) }, into: key)
+      devices[0].settle()
+    }
+    for _ in 0..<2 { harness.round() }
+    for device in devices {
+      #expect(Set(device.coordinator[key]) == Set((5..<10).flatMap { b in (0..<10).map { UInt32(b * 100 + $0) } }))
+    }
+    for (index, device) in devices.enumerated() {
+      for mark in 0..<2 { device.coordinator.insert(UInt32(10_000 + index * 10 + mark), into: key) }
+      device.settle()
+    }
+    devices[0].coordinator.remove(contentsOf: [1, 2, 3], from: key)  // trimmed already
+    devices[0].settle()
+    for _ in 0..<3 { harness.round() }
+    let agreed = Set(devices[0].coordinator[key])
+    for device in devices { #expect(Set(device.coordinator[key]) == agreed, "\(device.name)") }
+    let trimmedFromBatch5 = Set((0..<10).map { UInt32(500 + $0) }).subtracting(agreed)
+    #expect(trimmedFromBatch5.count == 6, "the six new marks trim six ids of the oldest write: \(agreed.sorted())")
+    #expect(Set((6..<10).flatMap { b in (0..<10).map { UInt32(b * 100 + $0) } }).isSubset(of: agreed))
+  }
+}
