@@ -172,13 +172,7 @@ final class HandRolledBlobDesign: CollectionDesign {
   init(cloud: SimulatedCloud, tag: String, capacity: Int? = nil) {
     self.capacity = capacity
     order = Array(repeating: [], count: 3)
-    stores = ["A", "B", "C"].map { cloud.device($0, initiallyDownloaded: true) }
-    suites = stores.map { store in
-      let name = "zephyr-bench.\(tag)-blob.\(store.name)"
-      guard let defaults = UserDefaults(suiteName: name) else { fatalError("cannot open suite \(name)") }
-      defaults.removePersistentDomain(forName: name)
-      return (name, defaults)
-    }
+    (stores, suites) = handRolledDevices(cloud: cloud, tag: "\(tag)-blob")
     held = Array(repeating: [], count: stores.count)
   }
 
@@ -248,13 +242,7 @@ final class HandRolledJSONDesign: CollectionDesign {
   private var held: [[UInt32: StarredArticle]]
 
   init(cloud: SimulatedCloud, tag: String) {
-    stores = ["A", "B", "C"].map { cloud.device($0, initiallyDownloaded: true) }
-    suites = stores.map { store in
-      let name = "zephyr-bench.\(tag)-json.\(store.name)"
-      guard let defaults = UserDefaults(suiteName: name) else { fatalError("cannot open suite \(name)") }
-      defaults.removePersistentDomain(forName: name)
-      return (name, defaults)
-    }
+    (stores, suites) = handRolledDevices(cloud: cloud, tag: "\(tag)-json")
     held = Array(repeating: [:], count: stores.count)
   }
 
@@ -294,4 +282,19 @@ final class HandRolledJSONDesign: CollectionDesign {
     held[index] = Dictionary(uniqueKeysWithValues: articles.map { ($0.id, $0) })
     suites[index].defaults.set(blob, forKey: Self.key)
   }
+}
+
+/// Three devices of a hand-rolled design: their stores (downloaded, as an app that has
+/// run before) and fresh suites, without a coordinator.
+private func handRolledDevices(
+  cloud: SimulatedCloud, tag: String
+) -> ([SimulatedDevice], [(name: String, defaults: UserDefaults)]) {
+  let stores = ["A", "B", "C"].map { cloud.device($0, initiallyDownloaded: true) }
+  let suites = stores.map { store in
+    let name = "zephyr-bench.\(tag).\(store.name)"
+    guard let defaults = UserDefaults(suiteName: name) else { fatalError("cannot open suite \(name)") }
+    defaults.removePersistentDomain(forName: name)
+    return (name, defaults)
+  }
+  return (stores, suites)
 }

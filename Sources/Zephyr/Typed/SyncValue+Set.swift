@@ -13,11 +13,7 @@ extension Set: SyncValue where Element: SyncValue {
   /// Throws when an element cannot be encoded.
   public var propertyList: PropertyListValue? {
     get throws {
-      var items: [PropertyListValue] = []
-      items.reserveCapacity(count)
-      for element in self {
-        if let item = try element.propertyList { items.append(item) }
-      }
+      guard case .array(let items)? = try Array(self).propertyList else { return nil }
       return .array(items.map { ($0.fingerprint.rawValue, $0) }.sorted { $0.0 < $1.0 }.map(\.1))
     }
   }
