@@ -19,19 +19,26 @@ import Foundation
 enum PackedMembership {
   /// The three fields for `groups`, whose dots are `dots` in that order.
   static func encode(dots: [Stamp], groups: [Stamp: [PropertyListValue]]) -> [PropertyListValue] {
-    var holders: [UInt64: [Int]] = [:]
+    // Every (id, write) pair, by id then write: one sort, no per-id allocation.
+    var pairs: [(id: UInt64, index: Int)] = []
+    pairs.reserveCapacity(groups.values.reduce(0) { $0 + $1.count })
     for (index, dot) in dots.enumerated() {
-      for case .unsignedInteger(let id) in groups[dot] ?? [] { holders[id, default: []].append(index) }
+      for case .unsignedInteger(let id) in groups[dot] ?? [] { pairs.append((id, index)) }
     }
-    let ids = holders.keys.sorted()
+    pairs.sort { $0.id != $1.id ? $0.id < $1.id : $0.index < $1.index }
     let width = bitWidth(of: dots.count)
+    var ids: [UInt64] = []
+    ids.reserveCapacity(pairs.count)
     var writer = BitWriter(bytes: [])
-    writer.reserve(bits: ids.count * width)
+    writer.reserve(bits: pairs.count * width)
     var extras: [UInt64] = []
-    for (position, id) in ids.enumerated() {
-      let indexes = holders[id] ?? []
-      writer.write(UInt64(indexes.first ?? 0), bits: width)
-      for index in indexes.dropFirst() { extras += [UInt64(position), UInt64(index)] }
+    for pair in pairs {
+      if ids.last == pair.id {
+        extras += [UInt64(ids.count - 1), UInt64(pair.index)]
+      } else {
+        ids.append(pair.id)
+        writer.write(UInt64(pair.index), bits: width)
+      }
     }
     return [.data(PackedIntegers.encode(ids)), .data(Data(writer.finish())), .data(Varint.encode(extras))]
   }
