@@ -12,7 +12,8 @@ import Foundation
 public struct SyncConfiguration: Sendable {
   /// This device's short, stable id, written into every record it pushes. When `nil`,
   /// Zephyr generates one (six lowercase letters and digits) on first use and persists it
-  /// in the synced suite under a bookkeeping key that is never synced.
+  /// in a `device-id` file beside the process's ledger (in the ledger folder), never in
+  /// `UserDefaults` and never synced.
   ///
   /// Two writes of one key at the same generation are ordered by this id, so every device
   /// picks the same winner (see <doc:MergeSemantics>). Give each device its own id; tests
