@@ -58,7 +58,9 @@ final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign {
   ) {
     self.name = name
     self.cloud = cloud
-    devices = ["A", "B", "C"].map { BenchDevice(name: $0, cloud: cloud, tag: "\(tag)-\(name)") }
+    // Devices the app has run on before, as the hand-rolled ones (a new install's edits
+    // made before its initial download are merged as one write made at the download).
+    devices = ["A", "B", "C"].map { BenchDevice(name: $0, cloud: cloud, tag: "\(tag)-\(name)", installed: true) }
     syncKey = key
     self.element = element
     self.elements = elements

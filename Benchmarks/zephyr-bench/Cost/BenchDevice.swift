@@ -10,12 +10,14 @@ final class BenchDevice {
   let coordinator: SyncCoordinator
   private let ledgerDirectory: URL
 
-  init(name: String, cloud: SimulatedCloud, tag: String) {
+  /// - Parameter installed: An existing install, whose store had its initial download
+  ///   before the app launched; `false` (the default) models a new install.
+  init(name: String, cloud: SimulatedCloud, tag: String, installed: Bool = false) {
     suiteName = "zephyr-bench.\(tag).\(name)"
     guard let defaults = UserDefaults(suiteName: suiteName) else { fatalError("cannot open suite \(suiteName)") }
     defaults.removePersistentDomain(forName: suiteName)
     self.defaults = defaults
-    store = cloud.device(name)
+    store = cloud.device(name, initiallyDownloaded: installed)
     ledgerDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("zephyr-bench-\(tag)-\(name)")
     try? FileManager.default.removeItem(at: ledgerDirectory)
     coordinator = SyncCoordinator(

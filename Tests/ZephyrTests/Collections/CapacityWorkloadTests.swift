@@ -47,7 +47,31 @@ struct CapacityWorkloadTests {
     for device in devices { #expect(Set(device.coordinator[key]) == final) }
     let oldest = final.compactMap { batchOf[$0] }.min() ?? 0
     #expect(kept[-1] == 15, "the marks made on every device")
+    #expect(final.count == 2_000)
     #expect(
       kept[oldest] ?? 0 <= 100 && final.compactMap { batchOf[$0] }.filter { $0 > oldest }.count == (24 - oldest) * 100)
+  }
+
+  /// New installs whose first edits were made before their initial download: those edits
+  /// are merged as one write made at the download (no other device saw them before), so a
+  /// capacity orders them as one write. Nothing is lost and every device agrees.
+  @Test func newInstallsEditsBeforeTheirInitialDownloadCountAsOneWrite() {
+    let key = SyncKey<PackedSet<UInt32>>("read", default: [], merge: .set(capacity: 100))
+    let harness = Harness()
+    let devices = ["A", "B"].map { harness.device($0, initiallyDownloaded: false) }
+    for device in devices { _ = device.coordinator[key] }
+    for batch in 0..<15 {
+      devices[0].coordinator.insert(contentsOf: (0..<10).map { UInt32(batch * 100 + $0) }, into: key)
+      devices[0].settle()
+    }
+    #expect(devices[0].coordinator[key].count == 100)
+    for _ in 0..<3 { harness.round() }
+    devices[1].coordinator.insert(contentsOf: [90_000, 90_001], into: key)
+    devices[1].settle()
+    for _ in 0..<3 { harness.round() }
+    let agreed = Set(devices[0].coordinator[key])
+    #expect(Set(devices[1].coordinator[key]) == agreed)
+    #expect(agreed.count == 100)
+    #expect(agreed.isSuperset(of: [90_000, 90_001]), "marks made after the download are the newest")
   }
 }
