@@ -16,23 +16,6 @@ struct MergeMemory: Sendable, Equatable {
   var data: MergeData
 }
 
-extension LedgerCodec {
-  /// A value as a one-element binary property list (a top-level scalar is not portable),
-  /// or a 0 marker for none.
-  static func appendValue(_ value: PropertyListValue?, to bytes: inout [UInt8]) {
-    guard let value,
-      let data = try? PropertyListSerialization.data(
-        fromPropertyList: [value.foundationValue], format: .binary, options: 0)
-    else {
-      bytes.append(0)
-      return
-    }
-    bytes.append(1)
-    appendWord(UInt64(data.count), to: &bytes)
-    bytes += [UInt8](data)
-  }
-}
-
 extension ByteReader {
   /// The most parts a remembered state may list.
   private static let maximumParts: UInt64 = 1 << 20
@@ -104,20 +87,5 @@ extension ByteReader {
     var versions = VersionVector()
     for _ in 0..<count { versions.include(try stamp()) }
     return versions
-  }
-
-  mutating func value() throws(LedgerError) -> PropertyListValue? {
-    guard try byte() == 1 else { return nil }
-    let length = try word()
-    guard length <= UInt64(bytes.count - position) else { throw LedgerError.corrupt("truncated value") }
-    let data = Data(bytes[position..<(position + Int(length))])
-    position += Int(length)
-    guard
-      let decoded = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
-      case .array(let items)? = PropertyListValue(bridging: decoded), items.count == 1
-    else {
-      throw LedgerError.corrupt("unreadable value")
-    }
-    return items[0]
   }
 }
