@@ -60,6 +60,15 @@ enum PackedIntegers {
 
   /// The keys `data` holds, strictly increasing; `nil` unless `data` is exactly one blob
   /// that ``encode(_:)`` could have written (any parameter, any count).
+  /// The count a blob's header gives, read without decoding the keys; `nil` when the
+  /// header is not a blob's. (Whether the keys decode is ``decode(_:)``'s to say.)
+  static func count(of data: Data) -> UInt64? {
+    let header = [UInt8](data.prefix(11))
+    guard header.first == formatByte else { return nil }
+    var position = 1
+    return readVarint(header, at: &position)
+  }
+
   static func decode(_ data: Data) -> [UInt64]? {
     let bytes = [UInt8](data)
     guard bytes.first == formatByte else { return nil }

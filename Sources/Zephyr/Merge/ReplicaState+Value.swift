@@ -139,7 +139,11 @@ extension ReplicaState {
         && kind.canMerge(local)
     case .packedSet:
       // One set has one packed blob: equal blobs need no decoding.
-      if case .data(let mine)? = local, case .data(let theirs)? = merged, mine == theirs { return true }
+      if case .data(let mine)? = local, case .data(let theirs)? = merged {
+        if mine == theirs { return true }
+        // Blobs of different counts hold different sets (or one does not decode).
+        if let count = PackedIntegers.count(of: mine), count != PackedIntegers.count(of: theirs) { return false }
+      }
       return kind.canMerge(local) && Set(local?.packedIds ?? []) == Set(merged?.packedIds ?? [])
     case .dictionary:
       let (mine, theirs) = (local?.dictionaryEntries ?? [:], merged?.dictionaryEntries ?? [:])

@@ -69,7 +69,7 @@ extension PropertyListValue {
     case .data(let value):
       hasher.byte(7)
       hasher.word(UInt64(value.count))
-      for byte in value { hasher.byte(byte) }
+      value.withUnsafeBytes { bytes in for byte in bytes { hasher.byte(byte) } }
     case .array(let value):
       hasher.byte(8)
       hasher.word(UInt64(value.count))

@@ -162,3 +162,48 @@ struct PackedIntegersTests {
     }
   }
 }
+
+/// Whether a local packed blob shows a state's value compares sets, not bytes: a blob of
+/// the same set under another Golomb parameter shows it, a blob of another count does
+/// not (read from the headers alone), and one that does not decode never does.
+struct PackedShowsTests {
+  /// `keys` (sorted, two or more) encoded with Golomb parameter `divisor` instead of the best.
+  static func encode(_ keys: [UInt64], divisor: UInt64) -> Data {
+    var bytes: [UInt8] = [PackedIntegers.formatByte]
+    PackedIntegers.appendVarint(UInt64(keys.count), to: &bytes)
+    PackedIntegers.appendVarint(keys[0], to: &bytes)
+    PackedIntegers.appendVarint(divisor, to: &bytes)
+    var writer = BitWriter(bytes: bytes)
+    let code = GolombCode(divisor: divisor)
+    for (previous, key) in zip(keys, keys.dropFirst()) { code.write(key - previous - 1, to: &writer) }
+    return Data(writer.finish())
+  }
+
+  @Test func headerCountsAreReadWithoutDecoding() {
+    for count in [0, 1, 2, 200] {
+      let blob = PackedIntegers.encode(PackedIntegersTests.randomKeys(count: count, below: 1 << 32, seed: 7))
+      #expect(PackedIntegers.count(of: blob) == UInt64(count))
+      // A truncated body keeps its header: the count reads, the blob does not decode.
+      if count > 2 { #expect(PackedIntegers.count(of: blob.dropLast(3)) == UInt64(count)) }
+    }
+    #expect(PackedIntegers.count(of: Data()) == nil)
+    #expect(PackedIntegers.count(of: Data([0x00, 3])) == nil)
+    #expect(PackedIntegers.count(of: Data([PackedIntegers.formatByte])) == nil)
+  }
+
+  @Test func showsComparesTheSetsTheBlobsHold() {
+    let state = ReplicaState(kind: .packedSet)
+    var generator = SeededGenerator(seed: 0x5_4085)
+    for round in 0..<200 {
+      let count = Int.random(in: 2..<400, using: &generator)
+      let keys = PackedIntegersTests.randomKeys(count: count, below: 1 << 32, seed: UInt64(round))
+      let merged = PropertyListValue.data(PackedIntegers.encode(keys))
+      let divisor = UInt64.random(in: 1..<(1 << 30), using: &generator)
+      #expect(state.shows(.data(Self.encode(keys, divisor: divisor)), merged: merged), "same set, M = \(divisor)")
+      #expect(!state.shows(.data(PackedIntegers.encode(Array(keys.dropLast()))), merged: merged))
+      #expect(!state.shows(.data(PackedIntegers.encode(keys.dropLast() + [keys.last! + 1])), merged: merged))
+      let damaged = Self.encode(keys, divisor: divisor).dropLast()
+      #expect(!state.shows(.data(damaged), merged: merged), "same header, body cut")
+    }
+  }
+}
