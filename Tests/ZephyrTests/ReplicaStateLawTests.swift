@@ -276,6 +276,37 @@ struct ReplicaStateLawTests {
     #expect(checked == 800)
   }
 
+  /// A state read from fields, or encoded once, keeps its fields; any state derived from
+  /// it (joined, edited, trimmed) encodes anew: the fields a state hands the ledger and
+  /// the store always decode to that state.
+  @Test(arguments: ReplicaKind.allCases)
+  func keptFieldsNeverOutliveAChange(kind: ReplicaKind) throws {
+    func decoded(_ state: ReplicaState) throws -> ReplicaState { try ReplicaState.decode(state.encodedFields).get() }
+    for seed in UInt64(1)...10 {
+      let states = Self.generatedStates(kind, seed: seed)
+      for (index, state) in states.enumerated() {
+        let other = states[(index * 7 + 3) % states.count]
+        let read = try decoded(state)
+        let kept = state.keepingEncoding()
+        #expect(read == state && kept == state)
+        #expect(read.hashValue == state.hashValue, "kept fields are not part of the state's identity")
+        let derived = [
+          read.joined(with: other), other.joined(with: kept), kept.edited(to: nil, dot: Stamp(generation: 99, origin: "z")),
+          read.edited(to: Self.sample(kind), dot: Stamp(generation: 98, origin: "y")), read.trimmed(toCapacity: 1),
+        ]
+        for state in derived {
+          #expect(state.encodedFields == state.computedFields)
+          #expect(try decoded(state) == state)
+        }
+      }
+    }
+  }
+
+  private static func sample(_ kind: ReplicaKind) -> PropertyListValue? {
+    var random = SeededGenerator(seed: 3)
+    return randomValue(kind, using: &random) ?? randomValue(kind, using: &random)
+  }
+
   /// States of devices that trim to `capacity` after every edit and merge, as
   /// `.set(capacity:)` does; the untrimmed states they trimmed too.
   private static func cappedRun(

@@ -65,7 +65,8 @@ extension ReplicaState {
   /// The state as four property-list fields: the kind, the writers, their generations,
   /// the groups (see ``ReplicaRecord``); a packed set's groups name their writes only, and
   /// three more fields hold the ids (see ``PackedMembership``). Also how the ledger caches it.
-  var encodedFields: [PropertyListValue] {
+  /// (``encodedFields`` returns fields known to decode to the state, else these.)
+  var computedFields: [PropertyListValue] {
     let writers = context.sortedEntries
     let index = Dictionary(uniqueKeysWithValues: writers.enumerated().map { ($1.origin, $0) })
     let dots = self.dots
@@ -136,6 +137,6 @@ extension ReplicaState {
       }
       groups[dot] = parts
     }
-    return .success(ReplicaState(kind: kind, groups: groups, context: context))
+    return .success(ReplicaState(kind: kind, groups: groups, context: context).keeping(fields: fields))
   }
 }

@@ -32,14 +32,52 @@ import Foundation
 /// too, and a version vector is context enough.
 struct ReplicaState: Sendable, Hashable {
   /// How the state's parts make a value.
-  var kind: ReplicaKind
+  var kind: ReplicaKind {
+    didSet { encoding = nil }
+  }
   /// Per write, the parts it added that are still held, in the order it added them.
   /// Every dot is in ``context``. An empty list is a *presence* mark of a collection
   /// kind: a write of an empty collection (which is not a delete) that no later write
   /// replaced; lists of parts never shrink to one.
-  private(set) var groups: [Stamp: [PropertyListValue]]
+  private(set) var groups: [Stamp: [PropertyListValue]] {
+    didSet { encoding = nil }
+  }
   /// Every write this state has seen.
-  private(set) var context: VersionVector
+  private(set) var context: VersionVector {
+    didSet { encoding = nil }
+  }
+  /// Fields known to decode to this state (the record's it was read from, or its own
+  /// once computed), so that a state taken from the store, or pushed, is not encoded
+  /// again for the ledger; dropped by every change. Not part of the state's equality.
+  private var encoding: EncodedReplicaFields?
+
+  static func == (lhs: ReplicaState, rhs: ReplicaState) -> Bool {
+    lhs.kind == rhs.kind && lhs.context == rhs.context && lhs.groups == rhs.groups
+  }
+
+  func hash(into hasher: inout Hasher) {
+    hasher.combine(kind)
+    hasher.combine(groups)
+    hasher.combine(context)
+  }
+
+  /// The state's fields (see ``encodedFields``), computed once if not known yet.
+  var encodedFields: [PropertyListValue] { encoding?.fields ?? computedFields }
+
+  /// This state, its fields computed and kept: for a state that is encoded more than
+  /// once (a pushed record's, cached by the ledger too).
+  func keepingEncoding() -> ReplicaState {
+    var kept = self
+    kept.encoding = encoding ?? EncodedReplicaFields(fields: computedFields)
+    return kept
+  }
+
+  /// This state, remembering that `fields` decode to it.
+  func keeping(fields: [PropertyListValue]) -> ReplicaState {
+    var kept = self
+    kept.encoding = EncodedReplicaFields(fields: fields)
+    return kept
+  }
 
   /// The empty state of `kind`: no part, nothing seen. What a device with no history of
   /// a key holds.
@@ -230,5 +268,14 @@ extension PropertyListValue {
     case .array: "array"
     case .dictionary: "dictionary"
     }
+  }
+}
+
+/// A state's encoded fields, shared by the copies of a state that have not changed.
+final class EncodedReplicaFields: Sendable {
+  let fields: [PropertyListValue]
+
+  init(fields: [PropertyListValue]) {
+    self.fields = fields
   }
 }

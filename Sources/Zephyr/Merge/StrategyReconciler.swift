@@ -85,8 +85,9 @@ enum StrategyReconciler {
       guard !joined.context.isEmpty else { return Reconciler.Decision(action: .none) }
       reason = !edited ? .absentFromStore : input.ledger == nil ? .firstUpload : .localEdit
     case let remote? where joined == remote:
+      // (The store's state itself: its record's fields are the ledger's too.)
       return decision(
-        input, state: joined, push: upgrading ? stamp : nil, agreed: remoteStamp,
+        input, state: remote, push: upgrading ? stamp : nil, agreed: remoteStamp,
         reason: upgrading ? .upgradedRecord : .remoteNewer)
     case _ where joined != untrimmed:
       reason = .trimmedToCapacity
