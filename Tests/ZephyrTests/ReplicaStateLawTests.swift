@@ -290,6 +290,9 @@ struct ReplicaStateLawTests {
         let kept = state.keepingEncoding()
         #expect(read == state && kept == state)
         #expect(read.hashValue == state.hashValue, "kept fields are not part of the state's identity")
+        let value = state.value(strategy: .lastWriterWins, key: "k")
+        #expect(read.value(strategy: .lastWriterWins, key: "k") == value, "a packed set's value from its kept ids")
+        #expect(kept.value(strategy: .lastWriterWins, key: "k") == value)
         let derived = [
           read.joined(with: other), other.joined(with: kept), kept.edited(to: nil, dot: Stamp(generation: 99, origin: "z")),
           read.edited(to: Self.sample(kind), dot: Stamp(generation: 98, origin: "y")), read.trimmed(toCapacity: 1),

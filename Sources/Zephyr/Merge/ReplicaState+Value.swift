@@ -19,7 +19,7 @@ extension ReplicaState {
       // (Only presence marks left: an empty array.)
       return .array(parts.map(\.part).filter { seen.insert($0.fingerprint).inserted })
     case .packedSet:
-      return groups.isEmpty ? nil : .data(PackedIntegers.encode(heldIds.sorted()))
+      return groups.isEmpty ? nil : .data(keptPackedIds ?? PackedIntegers.encode(heldIds.sorted()))
     case .dictionary:
       return groups.isEmpty ? nil : .dictionary(entries)
     case .max, .min, .custom:

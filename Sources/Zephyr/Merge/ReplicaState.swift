@@ -72,6 +72,15 @@ struct ReplicaState: Sendable, Hashable {
     return kept
   }
 
+  /// A packed set's held ids as its kept fields pack them (the first field after the
+  /// groups, see ``PackedMembership``): its value, without collecting and sorting the ids.
+  var keptPackedIds: Data? {
+    guard kind == .packedSet, let fields = encoding?.fields, fields.count == 7, case .data(let ids) = fields[4] else {
+      return nil
+    }
+    return ids
+  }
+
   /// This state, remembering that `fields` decode to it.
   func keeping(fields: [PropertyListValue]) -> ReplicaState {
     var kept = self

@@ -190,6 +190,9 @@ enum StrategyReconciler {
   private static func decision(
     _ input: Input, state: ReplicaState, push: Stamp?, agreed: Stamp?, reason: SyncAction.Reason
   ) -> Reconciler.Decision {
+    // A pushed state is encoded here, with no lock held, once for its record, the
+    // ledger and (a packed set's) its value.
+    let state = push == nil ? state : state.keepingEncoding()
     let value = state.value(strategy: input.declared, key: input.key)
     let local: PropertyListValue?? = state.shows(input.local, merged: value) ? nil : .some(value)
     let agreed = push ?? agreed ?? input.ledger?.stamp ?? Stamp(generation: 1, origin: "")
