@@ -117,6 +117,11 @@ struct ReplicaState: Sendable, Hashable {
       if let theirs = other.groups[dot] {
         // Both saw this write: a part stays where neither removed it. Both lists keep
         // the write's order, so the result does not depend on which side is `self`.
+        // (Most often neither removed any: the lists are equal, and no set is built.)
+        if theirs == parts {
+          groups[dot] = parts
+          continue
+        }
         let held = Set(theirs)
         let kept = parts.filter(held.contains)
         // (A presence mark is empty on both sides; parts removed on both go.)
