@@ -36,6 +36,7 @@ if CommandLine.arguments.dropFirst().first == "collections-profile" {
     name: "packed set", cloud: cloud, tag: "profile", merge: capacity.map { .set(capacity: $0) } ?? .set)
   var workload = CollectionWorkload(name: "profile", initialCount: 25_000)
   workload.capacity = capacity
+  if let runs = Int(ProcessInfo.processInfo.environment["INBOUND_RUNS"] ?? "") { workload.inboundRuns = runs }
   print(BenchJSON.text(workload.run(design, cloud: cloud)))
   exit(0)
 }

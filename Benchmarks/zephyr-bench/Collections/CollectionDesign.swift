@@ -25,6 +25,10 @@ protocol CollectionDesign: AnyObject {
   /// Handles the inbound change of the key on device `index` (the store already holds the
   /// other device's record).
   func receive(on index: Int)
+  /// Reads the key's value from device `index`'s `UserDefaults`, as ``receive(on:)`` does
+  /// ``defaultsReadsPerInbound`` times.
+  func readDefaults(on index: Int)
+  var defaultsReadsPerInbound: Int { get }
 }
 
 extension CollectionDesign {
@@ -103,6 +107,11 @@ final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign {
   func receive(on index: Int) {
     cloud.post(ExternalChange(reason: .serverChange, keys: [Self.key]), to: devices[index].store.name)
   }
+
+  func readDefaults(on index: Int) { _ = devices[index].defaults.object(forKey: Self.key) }
+
+  /// The local value, read before deciding and again before the pull is written.
+  var defaultsReadsPerInbound: Int { 2 }
 }
 
 extension EngineSetDesign where Value == PackedSet<UInt32> {
@@ -223,6 +232,10 @@ final class HandRolledBlobDesign: CollectionDesign {
 
   func sync(on index: Int) { receive(on: index) }
 
+  func readDefaults(on index: Int) { _ = suites[index].defaults.object(forKey: Self.key) }
+
+  var defaultsReadsPerInbound: Int { 0 }
+
   /// The store's blob replaces the device's: decode it, keep it, write it to defaults.
   func receive(on index: Int) {
     guard case .data(let blob)? = stores[index].value(forKey: Self.key) else { return }
@@ -276,6 +289,10 @@ final class HandRolledJSONDesign: CollectionDesign {
   func ids(on index: Int) -> Set<UInt32> { Set(held[index].keys) }
 
   func sync(on index: Int) { receive(on: index) }
+
+  func readDefaults(on index: Int) { _ = suites[index].defaults.object(forKey: Self.key) }
+
+  var defaultsReadsPerInbound: Int { 0 }
 
   func receive(on index: Int) {
     guard case .data(let blob)? = stores[index].value(forKey: Self.key), let json = try? Deflate.decompress(blob),

@@ -11,6 +11,14 @@ struct CollectionRow: Codable, Equatable {
   var batchPushMilliseconds: Double
   var insertWithPushShareMilliseconds: Double
   var inboundMilliseconds: Double
+  /// One `UserDefaults.object(forKey:)` of the key's value on this platform, and how many
+  /// an inbound change makes (the engine: 2, before deciding and again before writing, so
+  /// an edit made meanwhile is not overwritten; the hand-rolled blob: none, it trusts its
+  /// copy in memory). On Linux a `Data` comes out of `UserDefaults` copied byte by byte.
+  var defaultsReadMilliseconds: Double
+  var defaultsReadsPerInbound: Int
+  /// ``inboundMilliseconds`` less those reads.
+  var inboundBeyondReadsMilliseconds: Double
   var readMilliseconds: Double
   var marksLost: Int
   var removalsUndone: Int
@@ -22,9 +30,13 @@ struct CollectionRow: Codable, Equatable {
   /// The medians the ratios to the hand-rolled blob are computed from; not in the JSON.
   var insertNanosecondsMedian: Double = 0
   var insertWithPushNanoseconds: Double = 0
+  var inboundNanosecondsMedian: Double = 0
+  var inboundBeyondReadsNanoseconds: Double = 0
   /// Set by ``CollectionsBench`` against the group's hand-rolled blob.
   var insertOverHandRolled: Double? = nil
   var insertWithPushOverHandRolled: Double? = nil
+  var inboundOverHandRolled: Double? = nil
+  var inboundBeyondReadsOverHandRolled: Double? = nil
 
   enum CodingKeys: String, CodingKey {
     case design, workload, ids
@@ -34,6 +46,9 @@ struct CollectionRow: Codable, Equatable {
     case batchPushMilliseconds = "batch_push_ms"
     case insertWithPushShareMilliseconds = "insert_with_push_share_ms"
     case inboundMilliseconds = "inbound_ms"
+    case defaultsReadMilliseconds = "defaults_read_ms"
+    case defaultsReadsPerInbound = "defaults_reads_per_inbound"
+    case inboundBeyondReadsMilliseconds = "inbound_beyond_defaults_reads_ms"
     case readMilliseconds = "read_ms"
     case marksLost = "marks_lost"
     case removalsUndone = "removals_undone"
@@ -42,5 +57,7 @@ struct CollectionRow: Codable, Equatable {
     case trimKeepsNewestEdits = "trim_keeps_newest_edits"
     case insertOverHandRolled = "insert_over_handrolled"
     case insertWithPushOverHandRolled = "insert_with_push_over_handrolled"
+    case inboundOverHandRolled = "inbound_over_handrolled"
+    case inboundBeyondReadsOverHandRolled = "inbound_beyond_defaults_reads_over_handrolled"
   }
 }

@@ -92,6 +92,10 @@ struct CollectionWorkload {
       precondition(design.contains(id, on: 0), "\(design.name): the inbound change did not reach A")
     }
 
+    // One read of the value from UserDefaults, as an inbound change makes.
+    let defaultsReads = (0..<inboundRuns).map { _ in nanoseconds { design.readDefaults(on: 0) } }
+    let beyondReads = median(inboundTimes) - Double(design.defaultsReadsPerInbound) * median(defaultsReads)
+
     // One read: "is this article read?"
     let probes = Array(final.prefix(readRuns))
     var readTimes: [Double] = []
@@ -104,11 +108,15 @@ struct CollectionWorkload {
       storeWritesPerEdit: (writesPerEdit * 100).rounded() / 100, insertMilliseconds: milliseconds(median(insertTimes)),
       batchPushMilliseconds: milliseconds(median(pushTimes)),
       insertWithPushShareMilliseconds: milliseconds(median(insertTimes) + median(pushTimes) / Double(offlineAdds)),
-      inboundMilliseconds: milliseconds(median(inboundTimes)), readMilliseconds: milliseconds(median(readTimes)),
+      inboundMilliseconds: milliseconds(median(inboundTimes)),
+      defaultsReadMilliseconds: milliseconds(median(defaultsReads)),
+      defaultsReadsPerInbound: design.defaultsReadsPerInbound,
+      inboundBeyondReadsMilliseconds: milliseconds(beyondReads), readMilliseconds: milliseconds(median(readTimes)),
       marksLost: marksLost, removalsUndone: removalsUndone, roundsToAgree: [firstRounds, rounds],
       trimmed: trimmed.count, trimKeepsNewestEdits: oldestKept >= newestTrimmed,
       insertNanosecondsMedian: median(insertTimes),
-      insertWithPushNanoseconds: median(insertTimes) + median(pushTimes) / Double(offlineAdds))
+      insertWithPushNanoseconds: median(insertTimes) + median(pushTimes) / Double(offlineAdds),
+      inboundNanosecondsMedian: median(inboundTimes), inboundBeyondReadsNanoseconds: beyondReads)
   }
 
   /// Uploads, delivers and syncs until every device holds the same ids (at most 10
@@ -196,10 +204,13 @@ enum CollectionsBench {
     var group: [CollectionRow] = []
     for (design, cloud) in zip(made, clouds) { group.append(workload.run(design, cloud: cloud)) }
     let handRolled = group.first?.insertNanosecondsMedian ?? 0
+    let handRolledInbound = group.first?.inboundNanosecondsMedian ?? 0
     return group.map { row in
       var row = row
       row.insertOverHandRolled = ratio(row.insertNanosecondsMedian, handRolled)
       row.insertWithPushOverHandRolled = ratio(row.insertWithPushNanoseconds, handRolled)
+      row.inboundOverHandRolled = ratio(row.inboundNanosecondsMedian, handRolledInbound)
+      row.inboundBeyondReadsOverHandRolled = ratio(row.inboundBeyondReadsNanoseconds, handRolledInbound)
       return row
     }
   }
