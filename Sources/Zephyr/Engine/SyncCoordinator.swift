@@ -148,10 +148,7 @@ public final class SyncCoordinator: Sendable {
   public var configuration: SyncConfiguration {
     get { state.withLock { $0.configuration } }
     set {
-      state.withLock {
-        $0.configuration = newValue
-        $0.status.limits = newValue.limits
-      }
+      state.withLock { $0.configuration = newValue }
     }
   }
 

@@ -130,7 +130,7 @@ extension SyncCoordinator {
     // read again, whichever of the two writes lands last.
     state.withLock { state in
       state.lane.typedWrites[name] = .written(value)
-      state.status.clearTypedRefusal(of: name)
+      state.refusals.clearTypedRefusal(of: name)
     }
     let echoes = OwnWriteMarker.write(by: id) {
       if let value { domain.set(value, forKey: name) } else { domain.remove(forKey: name) }
@@ -148,7 +148,7 @@ extension SyncCoordinator {
     use(key)
     let reason = RefusalReason.unencodable(Self.describe(error))
     state.withLock { state in
-      if state.status.refuseTypedWrite(of: key.name, reason) {
+      if state.refusals.refuseTypedWrite(of: key.name, reason) {
         state.warn("refused typed write of \(key.name): \(reason); UserDefaults and the store keep the key's value")
       }
     }
