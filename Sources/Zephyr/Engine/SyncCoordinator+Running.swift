@@ -8,8 +8,9 @@ struct OperationEffects {
   var storeWritten = false
   /// Keys that ``SyncCoordinator/changes(of:)`` streams follow, read when the operation starts.
   var observed: Set<String> = []
-  /// The local value, after the operation, of each observed key it handled (`nil`: absent).
-  var values: [String: PropertyListValue?] = [:]
+  /// The observed keys the operation reconciled: their streams read them again when it
+  /// ends (a value equal to the one last yielded is not yielded again).
+  var reconciledObserved: Set<String> = []
 }
 
 extension SyncCoordinator {
@@ -49,12 +50,12 @@ extension SyncCoordinator {
       return
     }
     var changed = Set<String>()
-    var values: [String: PropertyListValue?] = [:]
+    var reconciledObserved = Set<String>()
     var next: Request? = request
     while let current = next {
       let effects = execute(current)
       changed.formUnion(effects.changedKeys)
-      values.merge(effects.values) { _, later in later }
+      reconciledObserved.formUnion(effects.reconciledObserved)
       next = state.withLock { state -> Request? in
         guard !state.lane.queued.isEmpty else {
           state.lane.isBusy = false
@@ -66,7 +67,7 @@ extension SyncCoordinator {
     }
     emitLogs()
     postChange(of: changed)
-    publish(values)
+    if !reconciledObserved.isEmpty { publishChanges(of: reconciledObserved) }
   }
 
   /// Runs one request as one operation; returns what it left to do.
