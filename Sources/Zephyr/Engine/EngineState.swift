@@ -16,6 +16,10 @@ struct EngineState: Sendable {
   /// Keys a typed key declared `compressed: true`; compressed like those of
   /// ``SyncConfiguration/compressedKeys``, which is left as the app set it.
   var typedCompressedKeys: Set<String> = []
+  /// The strategies and `.set` capacities typed keys declared at their first use; the
+  /// configuration's entries win (see ``strategy(of:)``), and is left as the app set it.
+  var typedStrategies: [String: MergeStrategy] = [:]
+  var typedCapacities: [String: Int] = [:]
   var deviceID: String
   var ledger: Ledger
   var journal = LedgerJournal()

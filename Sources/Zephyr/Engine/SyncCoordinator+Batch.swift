@@ -53,15 +53,14 @@ extension SyncCoordinator {
         }
         return Reconciler.Input(
           key: key, local: local[key], storeValue: remote[key], ledger: state.ledger[key],
-          strategy: state.strategy(of: key), capacity: state.configuration.setCapacities[key],
+          strategy: state.strategy(of: key), capacity: state.capacity(of: key),
           takingStore: taking.contains(key))
       }
       let context = Reconciler.Context(
         policy: policy, resolver: state.configuration.conflictResolver,
         ownOrigin: state.ledgerMayBeStale ? state.deviceID : nil, clock: state.ledger.clock,
         deviceID: state.deviceID, replicaID: state.replicaID)
-      let custom = state.configuration.mergeStrategies.values.contains { if case .custom = $0 { true } else { false } }
-      return (inputs, context, context.resolver != nil || custom, Set(keys.filter(state.compresses)))
+      return (inputs, context, context.resolver != nil || state.hasCustomStrategy, Set(keys.filter(state.compresses)))
     }
   }
 

@@ -152,16 +152,6 @@ public final class SyncCoordinator: Sendable {
     }
   }
 
-  /// Gives `key` the strategy `strategy` unless the configuration already names one for
-  /// it (an explicit ``SyncConfiguration/mergeStrategies`` entry wins). Typed keys call
-  /// this with their `merge:` when first used.
-  func useMergeStrategy(_ strategy: MergeStrategy, capacity: Int? = nil, for key: String) {
-    state.withLock {
-      if $0.configuration.mergeStrategies[key] == nil { $0.configuration.mergeStrategies[key] = strategy }
-      if let capacity, $0.configuration.setCapacities[key] == nil { $0.configuration.setCapacities[key] = capacity }
-    }
-  }
-
   /// This device's id, as written into the records it pushes. Read with the ledger: while
   /// protected data has been unavailable since launch, the configured id, or empty.
   public var deviceID: String { state.withLock { $0.deviceID } }

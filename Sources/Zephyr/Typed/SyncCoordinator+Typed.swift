@@ -73,8 +73,9 @@ extension SyncCoordinator {
   }
 
   /// Makes a key's first use: it is monitored from now on (unless refused), and its
-  /// merge strategy applies unless the configuration names one; a key declared
-  /// `compressed: true` is compressed from then on, whatever the configuration lists.
+  /// merge strategy applies unless the configuration names one (see
+  /// ``EngineState/strategy(of:)``); a key declared `compressed: true` is compressed
+  /// from then on, whatever the configuration lists.
   /// With `reconciling`, the key is also reconciled on the local-edit queue, to pull a
   /// value that arrived before this first use; a set does without, since it pushes the
   /// key anyway.
@@ -84,14 +85,11 @@ extension SyncCoordinator {
       if key.isCompressed { state.typedCompressedKeys.insert(key.name) }
       guard state.typedKeys.insert(key.name).inserted else { return false }
       state.monitoredKeys.formUnion(state.admit([key.name]))
+      // Before the reconcile is scheduled: it merges with the key's strategy.
+      state.declare(key.merge, capacity: key.mergeCapacity, for: key.name)
       return true
     }
     guard first else { return }
-    // Before the reconcile is scheduled: it merges with the key's strategy.
-    if case .lastWriterWins = key.merge {
-    } else {
-      useMergeStrategy(key.merge, capacity: key.mergeCapacity, for: key.name)
-    }
     if reconciling { reconcileOnFirstUse(key.name) }
     emitLogs()
   }
