@@ -69,20 +69,10 @@ extension SyncCoordinator {
   private func decide(
     _ inputs: [Reconciler.Input], _ context: Reconciler.Context, callingOut callsOut: Bool
   ) -> [String: Reconciler.Decision] {
-    if callsOut {
-      state.withLock { state in
-        state.lane.isCallingOut = true
-        state.lane.isInResolver = true
-      }
-    }
+    if callsOut { state.withLock { $0.lane.beginCallOut(.inResolver) } }
     var decisions: [String: Reconciler.Decision] = [:]
     for input in inputs { decisions[input.key] = Reconciler.decide(input, context) }
-    if callsOut {
-      state.withLock { state in
-        state.lane.isCallingOut = false
-        state.lane.isInResolver = false
-      }
-    }
+    if callsOut { state.withLock { $0.lane.endCallOut() } }
     return decisions
   }
 

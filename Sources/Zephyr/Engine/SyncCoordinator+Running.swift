@@ -58,8 +58,7 @@ extension SyncCoordinator {
       reconciledObserved.formUnion(effects.reconciledObserved)
       next = state.withLock { state -> Request? in
         guard !state.lane.queued.isEmpty else {
-          state.lane.isBusy = false
-          state.lane.owner = nil
+          state.lane.release()
           return nil
         }
         return state.lane.queued.removeFirst()
@@ -74,10 +73,7 @@ extension SyncCoordinator {
   private func execute(_ request: Request) -> OperationEffects {
     var effects = OperationEffects(observed: changeObservers.withLock { $0.observedKeys })
     guard admitsProtectedData(request) else { return effects }
-    state.withLock { state in
-      state.lane.localWrites = 0
-      state.lane.announcements = 0
-    }
+    state.withLock { $0.lane.ownWrites = OwnWrites() }
     primeBudget()
     switch request {
     case .sync: syncEverything(&effects)
@@ -90,7 +86,7 @@ extension SyncCoordinator {
     synchronizeAfterBatch(wrote: effects.storeWritten)
     state.withLock { state in
       state.checkBudgetThreshold()
-      if state.lane.announcements > state.lane.localWrites {
+      if state.lane.ownWrites.includeOtherEdits {
         // An observer wrote to the suite from inside one of our writes: push that edit too.
         state.lane.localEditsPending = true
         state.lane.queue(.localEdits)

@@ -254,7 +254,7 @@ public final class SyncCoordinator: Sendable {
     pushCoalescedWrites()
     localEditQueue.sync {}
     // Not while the running operation calls out: it may be waiting for this very thread.
-    state.withLock(when: { !$0.lane.isBusy || $0.lane.isCallingOut }, { _ in })
+    state.withLock(when: { $0.lane.admitsCaller }, { _ in })
   }
 
   // MARK: Observers

@@ -130,12 +130,14 @@ extension SyncCoordinator {
       state.lane.typedWrites[name] = .written(value)
       state.refusals.clearTypedRefusal(of: name)
     }
-    let echoes = OwnWriteMarker.write(by: id) {
+    // Not through an operation's call out: this runs on the app's thread, outside the
+    // lane, maybe while another thread's operation runs (see ``writeAsOwn(_:)``).
+    let counted = writeAsOwn { domain in
       if let value { domain.set(value, forKey: name) } else { domain.remove(forKey: name) }
     }
-    // More than our own announcement: an observer edited the suite from inside our write,
-    // and that edit is pushed at once; the typed write waits to share its push.
-    if echoes > 1 { schedulePush(diffingDomain: true) } else { scheduleCoalescedPush() }
+    // An observer edited the suite from inside our write: that edit is pushed at once,
+    // and the typed write waits to share its push.
+    if counted.includeOtherEdits { schedulePush(diffingDomain: true) } else { scheduleCoalescedPush() }
     publishChanges(of: [name])
   }
 
