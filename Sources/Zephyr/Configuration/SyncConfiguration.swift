@@ -105,10 +105,11 @@ public struct SyncConfiguration: Sendable {
   /// ```
   public var conflictResolver: ConflictResolver?
 
-  /// How each key merges when both sides changed it, by key. A key not listed uses
-  /// ``MergeStrategy/lastWriterWins``. A typed key's `merge:` adds its entry here when
-  /// the key is first used with a coordinator (an entry set here wins); list a key here
-  /// to have its strategy from launch. Every device should give a key the same strategy.
+  /// How each key merges when both sides changed it, by key. A key not listed here uses
+  /// its typed key's `merge:` from the key's first use with a coordinator (an entry here
+  /// wins; the coordinator keeps the typed key's strategy itself, so this reads back as
+  /// you set it), else ``MergeStrategy/lastWriterWins``. List a key here to have its
+  /// strategy from launch. Every device should give a key the same strategy.
   ///
   /// ```swift
   /// configuration.mergeStrategies["favorites"] = .set
@@ -117,8 +118,9 @@ public struct SyncConfiguration: Sendable {
   public var mergeStrategies: [String: MergeStrategy]
 
   /// The most elements each `.set` key keeps, by key name: the string-keyed form of
-  /// ``SyncKey/Merge/set(capacity:)``, which fills it in at a typed key's first use unless
-  /// it names the key already. Keys whose strategy is not `.set` ignore it.
+  /// ``SyncKey/Merge/set(capacity:)``, whose capacity applies from a typed key's first use
+  /// unless this names the key (without being written here). Keys whose strategy is not
+  /// `.set` ignore it.
   ///
   /// ```swift
   /// configuration.mergeStrategies["read"] = .set

@@ -55,7 +55,7 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// The limits the coordinator checks against.
-  public var limits: StoreLimits
+  public var limits: StoreLimits = .iCloud
   /// The store's estimated size: every key's UTF-8 bytes plus every value's binary-plist
   /// size, as the store accounts them. On Apple platforms an upper bound (see
   /// ``PropertyListValue/estimatedBinaryPlistSize``).
@@ -89,18 +89,9 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   public var lastAccountChange: Date?
   /// Keys Zephyr left alone, with the reason. A key leaves the list when it syncs; a key
   /// refused as ``RefusalReason/unencodable(_:)`` stays until a typed write of it succeeds.
-  public var refusedKeys: [String: RefusalReason] {
-    // A batch that handles the key again (a sync that finds it in step) clears its
-    // refusal; a refused typed write is cleared only by a typed write that succeeds.
-    didSet {
-      for (key, reason) in typedRefusals where refusedKeys[key] == nil { refusedKeys[key] = reason }
-    }
-  }
-  /// Refused typed writes, by key: kept in ``refusedKeys`` until a typed write of the key
-  /// succeeds (see ``refuseTypedWrite(of:_:)`` and ``clearTypedRefusal(of:)``).
-  private(set) var typedRefusals: [String: RefusalReason] = [:]
+  public var refusedKeys: [String: RefusalReason] = [:]
   /// The keys whose inbound changes and local edits are applied automatically.
-  public var monitoredKeys: Set<String>
+  public var monitoredKeys: Set<String> = []
   /// The prefixes whose keys are monitored as they appear; see
   /// ``SyncCoordinator/addKeysToBeMonitored(prefix:)``.
   public var monitoredPrefixes: Set<String> = []
@@ -119,29 +110,12 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   /// ``isProtectedDataAvailable``); 0 when it is.
   public var waitingOperations = 0
   /// Problems with Zephyr's own state, such as a corrupt ledger that was discarded.
-  public var notes: [String]
+  public var notes: [String] = []
 
-  init(limits: StoreLimits) {
-    self.limits = limits
-    refusedKeys = [:]
-    monitoredKeys = []
-    notes = []
-  }
-
-  /// Lists a typed write of `key` refused for `reason`; returns whether it was listed
-  /// with another reason (or none) before, to be logged.
-  mutating func refuseTypedWrite(of key: String, _ reason: RefusalReason) -> Bool {
-    let isNew = refusedKeys[key] != reason
-    typedRefusals[key] = reason
-    refusedKeys[key] = reason
-    return isNew
-  }
-
-  /// A typed write of `key` succeeded: a refused one leaves ``refusedKeys``.
-  mutating func clearTypedRefusal(of key: String) {
-    guard let reason = typedRefusals.removeValue(forKey: key) else { return }
-    if refusedKeys[key] == reason { refusedKeys[key] = nil }
-  }
+  /// An empty status. The coordinator keeps in its own state what a status shows of its
+  /// settings and refusals (``limits``, ``monitoredKeys``, ``monitoredPrefixes``,
+  /// ``refusedKeys``) and fills them in when the status is read.
+  init() {}
 
   /// A readable table of the status.
   public var description: String {

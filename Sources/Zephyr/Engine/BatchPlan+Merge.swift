@@ -11,11 +11,6 @@ struct PlannedRecord {
 }
 
 extension EngineState {
-  /// The strategy a device declares for `key`.
-  func strategy(of key: String) -> MergeStrategy {
-    configuration.mergeStrategies[key] ?? .lastWriterWins
-  }
-
   /// Plans a strategy key's merge: the ledger caches the joined state (written ahead of a
   /// `UserDefaults` write, with the state to fall back to), the record goes to the store
   /// when it lacks something, and the value to `UserDefaults` when it differs. A merge

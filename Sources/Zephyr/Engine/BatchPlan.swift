@@ -174,9 +174,7 @@ extension EngineState {
       }
     }
     // A key leaves the refused list once a batch handles it without refusing it again.
-    for key in plan.keys where !plan.refused.contains(key) && status.refusedKeys[key] != nil {
-      status.refusedKeys[key] = nil
-    }
+    for key in plan.keys where !plan.refused.contains(key) { refusals.lift(key) }
     if plan.writes.contains(where: { if case .store = $0.write { made.contains($0.write.key) } else { false } }) {
       status.lastPush = plan.now
     }

@@ -50,8 +50,7 @@ extension EngineState {
       records = 0
     }
     var state = EngineState(
-      configuration: configuration, deviceID: deviceID, ledger: ledger,
-      status: SyncStatus(limits: configuration.limits))
+      configuration: configuration, deviceID: deviceID, ledger: ledger)
     state.journal.records = records
     state.journal.needsSnapshot = records == 0
     state.ledgerMayBeStale = mayBeStale
@@ -116,8 +115,7 @@ extension EngineState {
   /// ``adoptLoaded(_:)`` fills it in once the data is available.
   static func waitingForProtectedData(configuration: SyncConfiguration) -> EngineState {
     var state = EngineState(
-      configuration: configuration, deviceID: configuration.deviceID ?? "", ledger: Ledger(epoch: ""),
-      status: SyncStatus(limits: configuration.limits))
+      configuration: configuration, deviceID: configuration.deviceID ?? "", ledger: Ledger(epoch: ""))
     state.protectedData.isLoaded = false
     state.protectedData.launchSynchronizeDeferred = true
     state.status.isProtectedDataAvailable = false

@@ -16,6 +16,10 @@ struct EngineState: Sendable {
   /// Keys a typed key declared `compressed: true`; compressed like those of
   /// ``SyncConfiguration/compressedKeys``, which is left as the app set it.
   var typedCompressedKeys: Set<String> = []
+  /// The strategies and `.set` capacities typed keys declared at their first use; the
+  /// configuration's entries win (see ``strategy(of:)``), and is left as the app set it.
+  var typedStrategies: [String: MergeStrategy] = [:]
+  var typedCapacities: [String: Int] = [:]
   var deviceID: String
   var ledger: Ledger
   var journal = LedgerJournal()
@@ -27,7 +31,12 @@ struct EngineState: Sendable {
   /// ``historyWasReset()``), and the keys reconciled since.
   private(set) var historyReset = false
   private(set) var reconciledSinceReset: Set<String> = []
-  var status: SyncStatus
+  /// What the status shows that the engine keeps nowhere else: times, the last event,
+  /// the initial download, notes. Its settings and refusals are filled in when it is read
+  /// (see ``statusSnapshot(isSignedIn:)``).
+  var status = SyncStatus()
+  /// The keys left alone, by the engine or a typed write, and why.
+  var refusals = Refusals()
   var budget = StoreBudget()
   var lane = OperationLane()
   /// When the store's `synchronize()` is next called after batches.
@@ -142,8 +151,8 @@ struct EngineState: Sendable {
 
   /// Records that `key` was left alone, and why.
   mutating func refuse(_ key: String, _ reason: RefusalReason) {
-    if status.refusedKeys[key] != reason { warn("refused key \(key): \(reason)") }
-    status.refusedKeys[key] = reason
+    if refusals[key] != reason { warn("refused key \(key): \(reason)") }
+    refusals.refuse(key, reason)
   }
 
   /// Keeps the keys Zephyr may write, in order and each once; records a refusal for
@@ -180,9 +189,11 @@ struct EngineState: Sendable {
     budget.aboveThreshold = above
   }
 
-  /// The status with the budget's figures filled in.
+  /// The status with the budget's figures, the settings and the refusals filled in.
   func statusSnapshot(isSignedIn: Bool?) -> SyncStatus {
     var snapshot = status
+    snapshot.limits = configuration.limits
+    snapshot.refusedKeys = refusals.all
     snapshot.estimatedBytes = budget.totalBytes
     snapshot.keyCount = budget.keyCount
     snapshot.largestKeys = budget.largest(5)

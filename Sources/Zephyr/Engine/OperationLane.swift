@@ -28,22 +28,29 @@ enum Request: Sendable, Equatable {
 /// could deadlock, so such a call, and any call made from inside the running operation
 /// on its own thread, is queued here instead and run by the owner before it lets go.
 struct OperationLane: Sendable {
-  /// Whether an operation is running.
-  var isBusy = false
-  /// The thread running it (``ThreadIdentity``): a call from that thread is a call from
-  /// inside the operation. Never a task-local value, which a `Task {}` would inherit.
-  var owner: Int?
-  /// Whether the running operation is calling out to code that may wait for another
-  /// thread: a `UserDefaults` write (its `didChangeNotification` observers) or the
-  /// conflict resolver.
-  var isCallingOut = false
-  /// Whether the running operation is calling its conflict resolver.
-  var isInResolver = false
-  /// The operation's own `UserDefaults` writes, and the `didChangeNotification`s that
-  /// reached it on its thread while it made them: more announcements than writes means an
-  /// observer edited the suite from inside one of them.
-  var localWrites = 0
-  var announcements = 0
+  /// Where the operation stands.
+  enum Phase: Sendable, Equatable {
+    /// No operation runs.
+    case idle
+    /// An operation runs on ``owner``'s thread.
+    case running
+    /// The running operation calls out to a `UserDefaults` write, whose
+    /// `didChangeNotification` observers may wait for another thread.
+    case callingOut
+    /// The running operation calls its conflict resolver or a custom strategy (user code,
+    /// which may wait for another thread too). A call it makes into the coordinator is
+    /// not run.
+    case inResolver
+  }
+
+  private(set) var phase = Phase.idle
+  /// The thread running the operation (``ThreadIdentity``): a call from that thread is a
+  /// call from inside the operation. Never a task-local value, which a `Task {}` would
+  /// inherit. `nil` while ``phase`` is idle.
+  private(set) var owner: Int?
+  /// The operation's own `UserDefaults` writes, with their announcements (see
+  /// ``OwnWrites``).
+  var ownWrites = OwnWrites()
   /// Threads handing log lines to the log handler now.
   var emittingThreads: Set<Int> = []
   /// Requests queued for the running operation to run before it lets go.
@@ -59,13 +66,47 @@ struct OperationLane: Sendable {
   /// without reading the domain.
   var typedWrites: [String: TypedWrite] = [:]
 
+  /// Whether an operation is running.
+  var isBusy: Bool { phase != .idle }
+
+  /// Whether the running operation is calling out to code that may wait for another
+  /// thread: a `UserDefaults` write (its `didChangeNotification` observers) or the
+  /// conflict resolver.
+  var isCallingOut: Bool { phase == .callingOut || phase == .inResolver }
+
+  /// Whether the running operation is calling its conflict resolver.
+  var isInResolver: Bool { phase == .inResolver }
+
   /// Whether a caller on another thread can go on now: the lane is free (it takes it), or
   /// the running operation is calling out (it queues its request there,
   /// since waiting could deadlock). Otherwise it waits.
-  var admitsCaller: Bool { !isBusy || isCallingOut }
+  var admitsCaller: Bool { phase != .running }
 
   /// Whether `thread` runs the operation.
   func isOwned(by thread: Int) -> Bool { isBusy && owner == thread }
+
+  /// `thread` starts an operation on the free lane.
+  mutating func take(for thread: Int) {
+    phase = .running
+    owner = thread
+  }
+
+  /// The operation ended and nothing is queued: the lane is free.
+  mutating func release() {
+    phase = .idle
+    owner = nil
+  }
+
+  /// The running operation calls out (`.callingOut` or `.inResolver`) until
+  /// ``endCallOut()``.
+  mutating func beginCallOut(_ callOut: Phase) {
+    if phase == .running { phase = callOut }
+  }
+
+  /// The running operation is back from its call out.
+  mutating func endCallOut() {
+    if isCallingOut { phase = .running }
+  }
 
   /// Queues `request` unless it is queued already (a duplicate adds nothing).
   mutating func queue(_ request: Request) {
@@ -87,8 +128,7 @@ extension EngineState {
   /// operation calling out, queues `request` for it (`false`).
   mutating func takeLaneOrQueue(_ request: Request, thread: Int) -> Bool {
     guard lane.isBusy else {
-      lane.isBusy = true
-      lane.owner = thread
+      lane.take(for: thread)
       return true
     }
     lane.queue(request)

@@ -17,7 +17,7 @@ extension SyncCoordinator {
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     let read = readLedger(of: keys, local: local, remote: remote, shared: shared, policy: policy)
     let decisions = decide(read.inputs, read.context, callingOut: read.callsOut)
-    let (pulled, current) = readPulledKeysAgain(keys, decisions, local: local)
+    let current = readPulledKeysAgain(keys, decisions, local: local)
     // Compressed here, with no lock held: the plan checks sizes under its lock.
     let precompressed = BatchDecisions.precompress(decisions, keys: read.compressed, deviceID: read.context.deviceID)
     let batch = BatchDecisions(
@@ -27,11 +27,10 @@ extension SyncCoordinator {
     let plan = state.withLock { $0.plan(batch, now: now) }
     let written = apply(plan, &effects)
     if sharing { shareAgreements(of: keys, replacing: shared) }
-    // Streams learn the value each observed key has now: pulled, merged, or the local
-    // value the batch read (a local edit it pushed, or one it kept). They skip repeats.
-    for key in keys where effects.observed.contains(key) && effects.values[key] == nil {
-      effects.values[key] = .some(pulled.contains(key) ? current[key] : local[key])
-    }
+    // Streams read each observed key again when the operation ends: pulled, merged, or
+    // the local value the batch read (a local edit it pushed, or one it kept). They skip
+    // repeats.
+    effects.reconciledObserved.formUnion(keys.filter(effects.observed.contains))
     return written
   }
 
@@ -54,15 +53,14 @@ extension SyncCoordinator {
         }
         return Reconciler.Input(
           key: key, local: local[key], storeValue: remote[key], ledger: state.ledger[key],
-          strategy: state.strategy(of: key), capacity: state.configuration.setCapacities[key],
+          strategy: state.strategy(of: key), capacity: state.capacity(of: key),
           takingStore: taking.contains(key))
       }
       let context = Reconciler.Context(
         policy: policy, resolver: state.configuration.conflictResolver,
         ownOrigin: state.ledgerMayBeStale ? state.deviceID : nil, clock: state.ledger.clock,
         deviceID: state.deviceID, replicaID: state.replicaID)
-      let custom = state.configuration.mergeStrategies.values.contains { if case .custom = $0 { true } else { false } }
-      return (inputs, context, context.resolver != nil || custom, Set(keys.filter(state.compresses)))
+      return (inputs, context, context.resolver != nil || state.hasCustomStrategy, Set(keys.filter(state.compresses)))
     }
   }
 
@@ -71,29 +69,19 @@ extension SyncCoordinator {
   private func decide(
     _ inputs: [Reconciler.Input], _ context: Reconciler.Context, callingOut callsOut: Bool
   ) -> [String: Reconciler.Decision] {
-    if callsOut {
-      state.withLock { state in
-        state.lane.isCallingOut = true
-        state.lane.isInResolver = true
-      }
-    }
+    if callsOut { state.withLock { $0.lane.beginCallOut(.inResolver) } }
     var decisions: [String: Reconciler.Decision] = [:]
     for input in inputs { decisions[input.key] = Reconciler.decide(input, context) }
-    if callsOut {
-      state.withLock { state in
-        state.lane.isCallingOut = false
-        state.lane.isInResolver = false
-      }
-    }
+    if callsOut { state.withLock { $0.lane.endCallOut() } }
     return decisions
   }
 
   /// Pulls must not overwrite an edit made while they were decided: the pulled keys (and
   /// merges that write locally) are read again, all at once (on Linux the first read
-  /// after a write costs the whole domain). Returns those keys and their values now.
+  /// after a write costs the whole domain). Returns their values now.
   private func readPulledKeysAgain(
     _ keys: [String], _ decisions: [String: Reconciler.Decision], local: [String: PropertyListValue]
-  ) -> (Set<String>, [String: PropertyListValue]) {
+  ) -> [String: PropertyListValue] {
     let pulled = keys.filter { key in
       switch decisions[key]?.action {
       case .pull?: true
@@ -102,9 +90,9 @@ extension SyncCoordinator {
       }
     }
     if let hook = testHooks.withLock({ $0.beforePullWrite }) { for key in pulled { hook(key) } }
-    guard !pulled.isEmpty else { return ([], [:]) }
+    guard !pulled.isEmpty else { return [:] }
     let current = domain.values(forKeys: pulled) { key, value in local[key].map(value.isSameValue(as:)) ?? false }
-    return (Set(pulled), current.values)
+    return current.values
   }
 
   /// Whether other processes sync this suite (see ``SyncConfiguration/sharedByProcesses``).
@@ -148,12 +136,10 @@ extension SyncCoordinator {
         if let merged {
           guard writeLocally(key, merged.value) else { continue }
           effects.changedKeys.insert(key)
-          if effects.observed.contains(key) { effects.values[key] = .some(merged.value) }
         }
       case .local(let key, let content):
         guard writeLocally(key, content.value) else { continue }
         effects.changedKeys.insert(key)
-        if effects.observed.contains(key) { effects.values[key] = .some(content.value) }
       }
       made.insert(write.key)
       logs.append(log)

@@ -8,8 +8,9 @@ struct OperationEffects {
   var storeWritten = false
   /// Keys that ``SyncCoordinator/changes(of:)`` streams follow, read when the operation starts.
   var observed: Set<String> = []
-  /// The local value, after the operation, of each observed key it handled (`nil`: absent).
-  var values: [String: PropertyListValue?] = [:]
+  /// The observed keys the operation reconciled: their streams read them again when it
+  /// ends (a value equal to the one last yielded is not yielded again).
+  var reconciledObserved: Set<String> = []
 }
 
 extension SyncCoordinator {
@@ -49,16 +50,15 @@ extension SyncCoordinator {
       return
     }
     var changed = Set<String>()
-    var values: [String: PropertyListValue?] = [:]
+    var reconciledObserved = Set<String>()
     var next: Request? = request
     while let current = next {
       let effects = execute(current)
       changed.formUnion(effects.changedKeys)
-      values.merge(effects.values) { _, later in later }
+      reconciledObserved.formUnion(effects.reconciledObserved)
       next = state.withLock { state -> Request? in
         guard !state.lane.queued.isEmpty else {
-          state.lane.isBusy = false
-          state.lane.owner = nil
+          state.lane.release()
           return nil
         }
         return state.lane.queued.removeFirst()
@@ -66,17 +66,14 @@ extension SyncCoordinator {
     }
     emitLogs()
     postChange(of: changed)
-    publish(values)
+    if !reconciledObserved.isEmpty { publishChanges(of: reconciledObserved) }
   }
 
   /// Runs one request as one operation; returns what it left to do.
   private func execute(_ request: Request) -> OperationEffects {
     var effects = OperationEffects(observed: changeObservers.withLock { $0.observedKeys })
     guard admitsProtectedData(request) else { return effects }
-    state.withLock { state in
-      state.lane.localWrites = 0
-      state.lane.announcements = 0
-    }
+    state.withLock { $0.lane.ownWrites = OwnWrites() }
     primeBudget()
     switch request {
     case .sync: syncEverything(&effects)
@@ -89,7 +86,7 @@ extension SyncCoordinator {
     synchronizeAfterBatch(wrote: effects.storeWritten)
     state.withLock { state in
       state.checkBudgetThreshold()
-      if state.lane.announcements > state.lane.localWrites {
+      if state.lane.ownWrites.includeOtherEdits {
         // An observer wrote to the suite from inside one of our writes: push that edit too.
         state.lane.localEditsPending = true
         state.lane.queue(.localEdits)

@@ -26,18 +26,24 @@ extension SyncCoordinator {
     return true
   }
 
-  /// Makes one `UserDefaults` write of the operation, counted, with waiting callers told
-  /// not to wait meanwhile (the write's observers may make this thread wait for theirs).
+  /// Makes one `UserDefaults` write of the operation as Zephyr's own, counted with the
+  /// operation's, with waiting callers told not to wait meanwhile (the write's observers
+  /// may make this thread wait for theirs).
   private func callingOut(_ write: (UserDefaultsDomain) -> Void) {
+    state.withLock { $0.lane.beginCallOut(.callingOut) }
+    let counted = writeAsOwn(write)
     state.withLock { state in
-      state.lane.isCallingOut = true
-      state.lane.localWrites += 1
+      state.lane.endCallOut()
+      state.lane.ownWrites += counted
     }
-    let echoes = OwnWriteMarker.write(by: id) { write(domain) }
-    state.withLock { state in
-      state.lane.isCallingOut = false
-      state.lane.announcements += echoes
-    }
+  }
+
+  /// Makes `write` as this coordinator's own: the `didChangeNotification`s it posts on
+  /// this thread are counted (see ``OwnWriteMarker``), not taken for an edit to push.
+  /// The one way Zephyr writes `UserDefaults`, for an operation (``writeLocally(_:_:)``)
+  /// and a typed set alike.
+  func writeAsOwn(_ write: (UserDefaultsDomain) -> Void) -> OwnWrites {
+    OwnWrites(writes: 1, announcements: OwnWriteMarker.write(by: id) { write(domain) })
   }
 
   /// Writes one of Zephyr's bookkeeping strings, like ``writeLocally(_:_:)``.

@@ -148,20 +148,7 @@ public final class SyncCoordinator: Sendable {
   public var configuration: SyncConfiguration {
     get { state.withLock { $0.configuration } }
     set {
-      state.withLock {
-        $0.configuration = newValue
-        $0.status.limits = newValue.limits
-      }
-    }
-  }
-
-  /// Gives `key` the strategy `strategy` unless the configuration already names one for
-  /// it (an explicit ``SyncConfiguration/mergeStrategies`` entry wins). Typed keys call
-  /// this with their `merge:` when first used.
-  func useMergeStrategy(_ strategy: MergeStrategy, capacity: Int? = nil, for key: String) {
-    state.withLock {
-      if $0.configuration.mergeStrategies[key] == nil { $0.configuration.mergeStrategies[key] = strategy }
-      if let capacity, $0.configuration.setCapacities[key] == nil { $0.configuration.setCapacities[key] = capacity }
+      state.withLock { $0.configuration = newValue }
     }
   }
 
@@ -267,7 +254,7 @@ public final class SyncCoordinator: Sendable {
     pushCoalescedWrites()
     localEditQueue.sync {}
     // Not while the running operation calls out: it may be waiting for this very thread.
-    state.withLock(when: { !$0.lane.isBusy || $0.lane.isCallingOut }, { _ in })
+    state.withLock(when: { $0.lane.admitsCaller }, { _ in })
   }
 
   // MARK: Observers

@@ -78,22 +78,11 @@ public enum Zephyr {
 
   /// The shared coordinator, once created (internal for the facade's tests).
   static let sharedCoordinator = Locked<SyncCoordinator?>(nil)
-  /// The facade's settings made before ``shared`` exists: applied when it is created, so
-  /// that setting them first (as Zephyr 5 apps do, before `setUserDefaultsSuite`) does
-  /// not create a coordinator over `UserDefaults.standard`.
-  static let pendingSettings = Locked(PendingSettings())
-
-  struct PendingSettings: Equatable {
-    var debugEnabled: Bool?
-    var synchronizeOnChange: Bool?
-
-    func applied(to configuration: SyncConfiguration) -> SyncConfiguration {
-      var configuration = configuration
-      if let debugEnabled { configuration.debugEnabled = debugEnabled }
-      if let synchronizeOnChange { configuration.synchronizeOnChange = synchronizeOnChange }
-      return configuration
-    }
-  }
+  /// The configuration the facade creates ``shared`` with, holding the flags set through
+  /// the facade (``debugEnabled``, ``syncUbiquitousKeyValueStoreOnChange``) before it
+  /// exists: so that setting them first (as Zephyr 5 apps do, before
+  /// `setUserDefaultsSuite`) does not create a coordinator over `UserDefaults.standard`.
+  static let pendingConfiguration = Locked(SyncConfiguration())
 
   /// The coordinator every facade call forwards to. Created on first use over
   /// `UserDefaults.standard` and the platform's store (iCloud on Apple platforms, an
@@ -103,14 +92,14 @@ public enum Zephyr {
       if let coordinator = sharedCoordinator.withLock({ $0 }) { return coordinator }
       // Created outside the lock: its launch writes UserDefaults, whose observers may call
       // back into the facade. Should two threads race here, the first one stored wins.
-      let settings = pendingSettings.withLock { $0 }
-      let created = SyncCoordinator(store: makeDefaultStore(), configuration: settings.applied(to: SyncConfiguration()))
+      let pending = pendingConfiguration.withLock { $0 }
+      let created = SyncCoordinator(store: makeDefaultStore(), configuration: pending)
       let stored = sharedCoordinator.withLock { coordinator in
         if let coordinator { return coordinator }
         coordinator = created
         return created
       }
-      if stored === created { applySettingsChanged(since: settings, to: created) }
+      if stored === created { applyFlagsChanged(since: pending, to: created) }
       return stored
     }
     set { sharedCoordinator.withLock { $0 = newValue } }
@@ -237,22 +226,28 @@ public enum Zephyr {
     {
       return
     }
-    let settings = pendingSettings.withLock { $0 }
+    let pending = pendingConfiguration.withLock { $0 }
     let replacement = SyncCoordinator(
       defaults: suite, suiteName: suiteName, store: previous?.store ?? makeDefaultStore(),
-      configuration: previous?.configuration ?? settings.applied(to: SyncConfiguration()))
+      configuration: previous?.configuration ?? pending)
     replacement.addKeysToBeMonitored(keys: Array(previous?.monitoredKeys ?? []))
     for prefix in previous?.monitoredPrefixes ?? [] { replacement.addKeysToBeMonitored(prefix: prefix) }
     shared = replacement
-    if previous == nil { applySettingsChanged(since: settings, to: replacement) }
+    if previous == nil { applyFlagsChanged(since: pending, to: replacement) }
   }
 
-  /// A flag set while `coordinator` was being created (it saw no coordinator yet, and
-  /// only recorded itself) reaches the coordinator now that it is stored.
-  private static func applySettingsChanged(since read: PendingSettings, to coordinator: SyncCoordinator) {
-    let latest = pendingSettings.withLock { $0 }
-    guard latest != read else { return }
-    coordinator.configuration = latest.applied(to: coordinator.configuration)
+  /// The configuration flags the facade sets.
+  private static var flags: [WritableKeyPath<SyncConfiguration, Bool>] { [\.debugEnabled, \.synchronizeOnChange] }
+
+  /// A flag set while `coordinator` was being created from `read` (it saw no coordinator
+  /// yet, and only recorded itself) reaches the coordinator now that it is stored.
+  private static func applyFlagsChanged(since read: SyncConfiguration, to coordinator: SyncCoordinator) {
+    let latest = pendingConfiguration.withLock { $0 }
+    let changed = flags.filter { latest[keyPath: $0] != read[keyPath: $0] }
+    guard !changed.isEmpty else { return }
+    var configuration = coordinator.configuration
+    for flag in changed { configuration[keyPath: flag] = latest[keyPath: flag] }
+    coordinator.configuration = configuration
   }
 
   /// Whether every decision is logged; see ``SyncConfiguration/debugEnabled``. Set before
@@ -260,30 +255,29 @@ public enum Zephyr {
   /// `UserDefaults.standard`, or the suite given to ``setUserDefaultsSuite(to:suiteName:)``);
   /// reading or setting it never creates one.
   public static var debugEnabled: Bool {
-    get { setting(\.debugEnabled, pending: \.debugEnabled) }
-    set { update(\.debugEnabled, pending: \.debugEnabled, to: newValue) }
+    get { flag(\.debugEnabled) }
+    set { setFlag(\.debugEnabled, to: newValue) }
   }
 
   /// Whether the store's `synchronize()` runs once after each batch that wrote to it (on
   /// by default); see ``SyncConfiguration/synchronizeOnChange``. Kept like
   /// ``debugEnabled`` when set before ``shared`` exists.
   public static var syncUbiquitousKeyValueStoreOnChange: Bool {
-    get { setting(\.synchronizeOnChange, pending: \.synchronizeOnChange) }
-    set { update(\.synchronizeOnChange, pending: \.synchronizeOnChange, to: newValue) }
+    get { flag(\.synchronizeOnChange) }
+    set { setFlag(\.synchronizeOnChange, to: newValue) }
   }
 
-  private static func setting(
-    _ path: KeyPath<SyncConfiguration, Bool>, pending: KeyPath<PendingSettings, Bool?>
-  ) -> Bool {
+  /// A flag of the shared coordinator's configuration; before it exists, of the one it
+  /// will be created with.
+  private static func flag(_ path: KeyPath<SyncConfiguration, Bool>) -> Bool {
     if let coordinator = sharedCoordinator.withLock({ $0 }) { return coordinator.configuration[keyPath: path] }
-    return pendingSettings.withLock { $0[keyPath: pending] } ?? SyncConfiguration()[keyPath: path]
+    return pendingConfiguration.withLock { $0[keyPath: path] }
   }
 
-  private static func update(
-    _ path: WritableKeyPath<SyncConfiguration, Bool>, pending: WritableKeyPath<PendingSettings, Bool?>,
-    to value: Bool
-  ) {
-    pendingSettings.withLock { $0[keyPath: pending] = value }
+  /// Sets a flag of the shared coordinator's configuration, if it exists, and of the one
+  /// the facade creates a coordinator with.
+  private static func setFlag(_ path: WritableKeyPath<SyncConfiguration, Bool>, to value: Bool) {
+    pendingConfiguration.withLock { $0[keyPath: path] = value }
     sharedCoordinator.withLock { $0 }?.configuration[keyPath: path] = value
   }
 

@@ -34,3 +34,21 @@ enum OwnWriteMarker {
     return true
   }
 }
+
+/// Zephyr's own `UserDefaults` writes and the `didChangeNotification`s that reached their
+/// coordinator on the writing thread while it made them (``OwnWriteMarker``): one count
+/// for an operation's writes and a typed set alike.
+struct OwnWrites: Sendable, Equatable {
+  var writes = 0
+  var announcements = 0
+
+  /// Whether more announcements arrived than writes were made: an observer edited the
+  /// suite from inside one of them (a write announces itself once, where it announces at
+  /// all), and that edit is Zephyr's to push.
+  var includeOtherEdits: Bool { announcements > writes }
+
+  static func += (total: inout OwnWrites, more: OwnWrites) {
+    total.writes += more.writes
+    total.announcements += more.announcements
+  }
+}

@@ -61,7 +61,7 @@ extension SyncCoordinator {
     for (key, value) in sets where writeLocally(key, value) {
       state.withLock { state in
         state.lane.typedWrites[key] = .written(value)
-        state.status.clearTypedRefusal(of: key)
+        state.refusals.clearTypedRefusal(of: key)
       }
     }
     // Streams learn the held sets, and the values they could not read meanwhile.

@@ -45,14 +45,6 @@ extension SyncCoordinator {
     return stream
   }
 
-  /// Tells the streams of the keys of `values` (key → the local value an operation saw)
-  /// that they changed. The values are not yielded as they are: each key is read again
-  /// when delivered (see ``publishChanges(of:)``). Called with no lock held.
-  func publish(_ values: [String: PropertyListValue?]) {
-    guard !values.isEmpty else { return }
-    publishChanges(of: values.keys)
-  }
-
   /// Marks `keys` changed for the streams that follow them and, unless another thread is
   /// delivering changes already (it then delivers these too), delivers them. Called with
   /// no lock held. Keys no stream follows are never read.

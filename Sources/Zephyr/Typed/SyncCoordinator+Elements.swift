@@ -49,7 +49,7 @@ extension SyncCoordinator {
       use(key)
       let reason = RefusalReason.undecodableLocalValue(String(describing: Value.self))
       state.withLock { state in
-        if state.status.refuseTypedWrite(of: key.name, reason) {
+        if state.refusals.refuseTypedWrite(of: key.name, reason) {
           state.warn("refused element edit of \(key.name): \(reason); UserDefaults and the store keep the key's value")
         }
       }

@@ -73,8 +73,9 @@ extension SyncCoordinator {
   }
 
   /// Makes a key's first use: it is monitored from now on (unless refused), and its
-  /// merge strategy applies unless the configuration names one; a key declared
-  /// `compressed: true` is compressed from then on, whatever the configuration lists.
+  /// merge strategy applies unless the configuration names one (see
+  /// ``EngineState/strategy(of:)``); a key declared `compressed: true` is compressed
+  /// from then on, whatever the configuration lists.
   /// With `reconciling`, the key is also reconciled on the local-edit queue, to pull a
   /// value that arrived before this first use; a set does without, since it pushes the
   /// key anyway.
@@ -84,14 +85,11 @@ extension SyncCoordinator {
       if key.isCompressed { state.typedCompressedKeys.insert(key.name) }
       guard state.typedKeys.insert(key.name).inserted else { return false }
       state.monitoredKeys.formUnion(state.admit([key.name]))
+      // Before the reconcile is scheduled: it merges with the key's strategy.
+      state.declare(key.merge, capacity: key.mergeCapacity, for: key.name)
       return true
     }
     guard first else { return }
-    // Before the reconcile is scheduled: it merges with the key's strategy.
-    if case .lastWriterWins = key.merge {
-    } else {
-      useMergeStrategy(key.merge, capacity: key.mergeCapacity, for: key.name)
-    }
     if reconciling { reconcileOnFirstUse(key.name) }
     emitLogs()
   }
@@ -130,14 +128,16 @@ extension SyncCoordinator {
     // read again, whichever of the two writes lands last.
     state.withLock { state in
       state.lane.typedWrites[name] = .written(value)
-      state.status.clearTypedRefusal(of: name)
+      state.refusals.clearTypedRefusal(of: name)
     }
-    let echoes = OwnWriteMarker.write(by: id) {
+    // Not through an operation's call out: this runs on the app's thread, outside the
+    // lane, maybe while another thread's operation runs (see ``writeAsOwn(_:)``).
+    let counted = writeAsOwn { domain in
       if let value { domain.set(value, forKey: name) } else { domain.remove(forKey: name) }
     }
-    // More than our own announcement: an observer edited the suite from inside our write,
-    // and that edit is pushed at once; the typed write waits to share its push.
-    if echoes > 1 { schedulePush(diffingDomain: true) } else { scheduleCoalescedPush() }
+    // An observer edited the suite from inside our write: that edit is pushed at once,
+    // and the typed write waits to share its push.
+    if counted.includeOtherEdits { schedulePush(diffingDomain: true) } else { scheduleCoalescedPush() }
     publishChanges(of: [name])
   }
 
@@ -148,7 +148,7 @@ extension SyncCoordinator {
     use(key)
     let reason = RefusalReason.unencodable(Self.describe(error))
     state.withLock { state in
-      if state.status.refuseTypedWrite(of: key.name, reason) {
+      if state.refusals.refuseTypedWrite(of: key.name, reason) {
         state.warn("refused typed write of \(key.name): \(reason); UserDefaults and the store keep the key's value")
       }
     }

@@ -18,7 +18,7 @@ enum SharedFacade {
     return try body()
   }
 
-  /// Runs `body` with no shared coordinator and no pending facade settings, as in a
+  /// Runs `body` with no shared coordinator and no pending facade configuration, as in a
   /// freshly launched app, then restores both.
   static func withoutShared<T>(_ body: () throws -> T) rethrows -> T {
     lock.lock()
@@ -27,13 +27,13 @@ enum SharedFacade {
       defer { coordinator = nil }
       return coordinator
     }
-    let settings = Zephyr.pendingSettings.withLock { settings in
-      defer { settings = Zephyr.PendingSettings() }
-      return settings
+    let pending = Zephyr.pendingConfiguration.withLock { pending in
+      defer { pending = SyncConfiguration() }
+      return pending
     }
     defer {
       Zephyr.sharedCoordinator.withLock { $0 = previous }
-      Zephyr.pendingSettings.withLock { $0 = settings }
+      Zephyr.pendingConfiguration.withLock { $0 = pending }
     }
     return try body()
   }

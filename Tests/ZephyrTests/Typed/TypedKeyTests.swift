@@ -145,9 +145,35 @@ struct TypedKeyTests {
     a.coordinator.removeKeysFromBeingMonitored(keys: ["best"])
     _ = a.coordinator[best]
     #expect(a.coordinator.monitoredKeys.contains("best"))
-    if case .max? = a.coordinator.configuration.mergeStrategies["best"] {} else { Issue.record("strategy not set") }
+    let strategy = a.coordinator.state.withLock { $0.strategy(of: "best") }
+    if case .max = strategy {} else { Issue.record("strategy not set") }
+    #expect(a.coordinator.configuration.mergeStrategies["best"] == nil, "kept by the coordinator, not configured")
     _ = a.coordinator[Keys.theme]
-    #expect(a.coordinator.configuration.mergeStrategies["theme"] == nil, "last-writer-wins is not written down")
+    #expect(a.coordinator.state.withLock { $0.typedStrategies["theme"] } == nil, "last-writer-wins is not written down")
+  }
+
+  /// A typed key's strategy and capacity live in the coordinator, not in the app's
+  /// configuration: a configuration the app sets after the key's first use (built from
+  /// scratch, without them) reads back as set and does not drop them.
+  @Test func aConfigurationSetAfterATypedKeysFirstUseKeepsItsStrategyAndCapacity() {
+    let harness = Harness()
+    let a = harness.device("A")
+    let tags = SyncKey<[String]>("tags", default: [], merge: .set(capacity: 2))
+    _ = a.coordinator[tags]
+    a.settle()
+    a.coordinator.configuration = SyncConfiguration(deviceID: "A", ledgerDirectory: a.ledgerDirectory)
+    #expect(a.coordinator.configuration.mergeStrategies.isEmpty, "the configuration reads back as the app set it")
+    #expect(a.coordinator.configuration.setCapacities.isEmpty, "the configuration reads back as the app set it")
+    for tag in ["x", "y", "z"] {
+      a.coordinator.insert(tag, into: tags)
+      a.settle()
+    }
+    #expect(Set(a.coordinator[tags]) == ["y", "z"], "merged by .set(capacity: 2): the newest two kept")
+    let stored = a.store.value(forKey: "tags")
+    guard case .replica = RemoteState(storeValue: stored) else {
+      Issue.record("expected a strategy record in the store, got \(String(describing: stored))")
+      return
+    }
   }
 
   @Test func aTypedSetMadeDuringAnOperationIsStillPushed() {
