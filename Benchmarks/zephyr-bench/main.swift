@@ -32,11 +32,20 @@ if PeerComparison.handle(Array(CommandLine.arguments.dropFirst())) { exit(0) }
 if CommandLine.arguments.dropFirst().first == "collections-profile" {
   let cloud = SimulatedCloud()
   let capacity = Int(ProcessInfo.processInfo.environment["CAPACITY"] ?? "")
-  let design = EngineSetDesign<PackedSet<UInt32>>(
-    name: "packed set", cloud: cloud, tag: "profile", merge: capacity.map { .set(capacity: $0) } ?? .set)
-  var workload = CollectionWorkload(name: "profile", initialCount: 25_000)
+  let starred = ProcessInfo.processInfo.environment["STARRED"] != nil
+  let design: any CollectionDesign =
+    starred
+    ? EngineSetDesign<[StarredArticle]>(name: "codable set", cloud: cloud, tag: "profile", compressed: false)
+    : EngineSetDesign<PackedSet<UInt32>>(
+      name: "packed set", cloud: cloud, tag: "profile", merge: capacity.map { .set(capacity: $0) } ?? .set)
+  var workload = CollectionWorkload(name: "profile", initialCount: starred ? 300 : 25_000)
   workload.capacity = capacity
   if let runs = Int(ProcessInfo.processInfo.environment["INBOUND_RUNS"] ?? "") { workload.inboundRuns = runs }
+  if let adds = Int(ProcessInfo.processInfo.environment["OFFLINE_ADDS"] ?? "") { workload.offlineAdds = adds }
+  if let size = Int(ProcessInfo.processInfo.environment["BATCH"] ?? "") {
+    workload.batchSize = size
+    workload.rotating = true
+  }
   print(BenchJSON.text(workload.run(design, cloud: cloud)))
   exit(0)
 }
