@@ -294,7 +294,8 @@ struct ReplicaStateLawTests {
         #expect(read.value(strategy: .lastWriterWins, key: "k") == value, "a packed set's value from its kept ids")
         #expect(kept.value(strategy: .lastWriterWins, key: "k") == value)
         let derived = [
-          read.joined(with: other), other.joined(with: kept), kept.edited(to: nil, dot: Stamp(generation: 99, origin: "z")),
+          read.joined(with: other), other.joined(with: kept),
+          kept.edited(to: nil, dot: Stamp(generation: 99, origin: "z")),
           read.edited(to: Self.sample(kind), dot: Stamp(generation: 98, origin: "y")), read.trimmed(toCapacity: 1),
         ]
         for state in derived {

@@ -45,32 +45,17 @@ extension SyncValue where Self: RawRepresentable & Codable, RawValue: SyncValue 
   }
 }
 
-/// Converts `Codable` values to and from ``PropertyListValue`` through Foundation's
-/// property-list coders.
+/// Converts `Codable` values to and from ``PropertyListValue`` directly, shaped as
+/// Foundation's property-list coders shape them.
 enum CodableStorage {
-  /// The value's property list. Encoded inside a one-element array, because
-  /// `PropertyListEncoder` refuses a top-level value that is not a container (a type
-  /// that encodes itself as a single number or string). Throws the encoder's error, or
-  /// an `EncodingError` when the value encodes to nothing (a type that encodes no
-  /// container at all).
+  /// The value's property list, as `PropertyListEncoder` shapes it (see
+  /// ``PropertyListValueEncoder``). Throws what the value's `encode(to:)` throws.
   static func encode<Value: Encodable>(_ value: Value) throws -> PropertyListValue {
-    let encoder = PropertyListEncoder()
-    encoder.outputFormat = .binary
-    let data = try encoder.encode([value])
-    let decoded = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-    guard case .array(let items)? = PropertyListValue(bridging: decoded), items.count == 1 else {
-      throw EncodingError.invalidValue(
-        value, EncodingError.Context(codingPath: [], debugDescription: "encoded to no property-list value"))
-    }
-    return items[0]
+    try PropertyListValueEncoder.encode(value)
   }
 
-  /// The value decoded from `propertyList`, wrapped as ``encode(_:)`` wraps it.
+  /// The value decoded from `propertyList`; `nil` when it does not decode.
   static func decode<Value: Decodable>(_ type: Value.Type, from propertyList: PropertyListValue) -> Value? {
-    let wrapped = PropertyListValue.array([propertyList]).foundationValue
-    guard let data = try? PropertyListSerialization.data(fromPropertyList: wrapped, format: .binary, options: 0),
-      let values = try? PropertyListDecoder().decode([Value].self, from: data)
-    else { return nil }
-    return values.first
+    try? PropertyListValueDecoder.decode(type, from: propertyList)
   }
 }
