@@ -58,8 +58,6 @@ enum PackedIntegers {
     return Data(writer.finish())
   }
 
-  /// The keys `data` holds, strictly increasing; `nil` unless `data` is exactly one blob
-  /// that ``encode(_:)`` could have written (any parameter, any count).
   /// The count a blob's header gives, read without decoding the keys; `nil` when the
   /// header is not a blob's. (Whether the keys decode is ``decode(_:)``'s to say.)
   static func count(of data: Data) -> UInt64? {
@@ -69,6 +67,8 @@ enum PackedIntegers {
     return readVarint(header, at: &position)
   }
 
+  /// The keys `data` holds, strictly increasing; `nil` unless `data` is exactly one blob
+  /// that ``encode(_:)`` could have written (any parameter, any count).
   static func decode(_ data: Data) -> [UInt64]? {
     let bytes = [UInt8](data)
     guard bytes.first == formatByte else { return nil }
