@@ -16,7 +16,8 @@ extension SyncValue where Self: RawRepresentable, RawValue: SyncValue {
 }
 
 extension SyncValue where Self: Codable {
-  /// The value `PropertyListDecoder` decodes from `propertyList`; `nil` when it does not
+  /// The value decoded from `propertyList`, as `PropertyListDecoder` would decode it (a
+  /// number reads as any numeric type that holds it exactly); `nil` when it does not
   /// decode (the wrong type, or a shape the type no longer has).
   public init?(propertyList: PropertyListValue) {
     guard let value = CodableStorage.decode(Self.self, from: propertyList) else { return nil }
@@ -24,8 +25,9 @@ extension SyncValue where Self: Codable {
   }
 
   /// The property list `PropertyListEncoder` makes of the value (a struct is a
-  /// dictionary of its fields). Throws the encoder's error when the value cannot be
-  /// encoded: a typed write of it is then refused, and never taken for a removal.
+  /// dictionary of its fields), built directly rather than through a serialized plist.
+  /// Throws what the value's `encode(to:)` throws: a typed write of it is then refused,
+  /// and never taken for a removal.
   public var propertyList: PropertyListValue? {
     get throws { try CodableStorage.encode(self) }
   }
