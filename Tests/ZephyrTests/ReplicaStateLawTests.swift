@@ -306,6 +306,17 @@ struct ReplicaStateLawTests {
     }
   }
 
+  /// A join depends on the values alone: a state joined with itself and with a decoded
+  /// copy of itself agree, NaN included (which equals nothing, itself neither).
+  @Test func aJoinDependsOnValuesNotOnSharedStorage() throws {
+    let dot = Stamp(generation: 3, origin: "a")
+    for part in [PropertyListValue.double(.nan), .integer(1)] {
+      let state = ReplicaState(kind: .max, groups: [dot: [part]], context: VersionVector(dot: dot))
+      let copy = try ReplicaState.decode(state.computedFields).get()
+      #expect(state.joined(with: state).partCount == state.joined(with: copy).partCount, "\(part)")
+    }
+  }
+
   private static func sample(_ kind: ReplicaKind) -> PropertyListValue? {
     var random = SeededGenerator(seed: 3)
     return randomValue(kind, using: &random) ?? randomValue(kind, using: &random)

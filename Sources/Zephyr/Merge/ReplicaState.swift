@@ -74,6 +74,9 @@ struct ReplicaState: Sendable, Hashable {
 
   /// A packed set's held ids as its kept fields pack them (the first field after the
   /// groups, see ``PackedMembership``): its value, without collecting and sorting the ids.
+  /// Decoding checked that this blob holds exactly the groups' ids; its bytes are the
+  /// writer's (another build may pick another Golomb parameter), and values are compared
+  /// as sets (``shows(_:merged:)``), so the same set in other bytes is no edit.
   var keptPackedIds: Data? {
     guard kind == .packedSet, let fields = encoding?.fields, fields.count == 7, case .data(let ids) = fields[4] else {
       return nil
@@ -117,8 +120,10 @@ struct ReplicaState: Sendable, Hashable {
       if let theirs = other.groups[dot] {
         // Both saw this write: a part stays where neither removed it. Both lists keep
         // the write's order, so the result does not depend on which side is `self`.
-        // (Most often neither removed any: the lists are equal, and no set is built.)
-        if theirs == parts {
+        // (Most often neither removed any: the lists are equal, and no set is built.
+        // Compared element by element: `==` on arrays that share storage holds without
+        // comparing, and a NaN part, equal to nothing, would then stay on one device only.)
+        if theirs.count == parts.count, zip(theirs, parts).allSatisfy({ $0 == $1 }) {
           groups[dot] = parts
           continue
         }

@@ -2,9 +2,12 @@ import Foundation
 
 /// Decodes a `Decodable` value straight from a ``PropertyListValue``: what
 /// ``PropertyListValueEncoder`` writes, and what `PropertyListEncoder` wrote (earlier
-/// builds stored values that way). A number decodes as any numeric type that holds it
-/// exactly; `"$null"` is `nil`; anything else of the wrong kind throws
-/// `DecodingError.typeMismatch`, a missing key `DecodingError.keyNotFound`.
+/// builds stored values that way), accepting exactly what `PropertyListDecoder` accepts:
+/// a number decodes as any integer type that holds it exactly, a floating-point type
+/// that holds it exactly (an integer: rounded to the nearest), a `Bool` only from a
+/// Boolean; `"$null"` is `nil`, and a value nowhere else (`DecodingError.valueNotFound`);
+/// anything else of the wrong kind throws `DecodingError.typeMismatch`, a missing key
+/// `DecodingError.keyNotFound`.
 enum PropertyListValueDecoder {
   static func decode<Value: Decodable>(_ type: Value.Type, from value: PropertyListValue) throws -> Value {
     try NodeDecoder(value: value, codingPath: []).decoded(type)
@@ -61,25 +64,35 @@ private struct NodeDecoder: Decoder {
   }
 
   func floatingPoint<Number: BinaryFloatingPoint>(_ type: Number.Type) throws -> Number {
-    switch value {
-    case .double(let number): return Number(number)
-    case .integer(let number): return Number(number)
-    case .unsignedInteger(let number): return Number(number)
-    default: throw mismatch(type)
-    }
+    let exact: Number? =
+      switch value {
+      case .double(let number) where number.isNaN: Number.nan
+      case .double(let number): Number(exactly: number)
+      // (An integer becomes the nearest floating-point number, as Foundation rounds it.)
+      case .integer(let number): Number(number)
+      case .unsignedInteger(let number): Number(number)
+      default: nil
+      }
+    guard let exact else { throw mismatch(type) }
+    return exact
+  }
+
+  /// Throws `valueNotFound` for `"$null"`, which only an optional reads.
+  func requireValue(_ type: Any.Type) throws {
+    guard isNull else { return }
+    throw DecodingError.valueNotFound(
+      type, DecodingError.Context(codingPath: codingPath, debugDescription: "found null instead of a value"))
   }
 }
 
 extension NodeDecoder: SingleValueDecodingContainer {
   func decodeNil() -> Bool { isNull }
   func decode(_ type: Bool.Type) throws -> Bool {
-    switch value {
-    case .bool(let flag): return flag
-    case .integer(let number) where number == 0 || number == 1: return number == 1
-    default: throw mismatch(type)
-    }
+    guard case .bool(let flag) = value else { throw mismatch(type) }
+    return flag
   }
   func decode(_ type: String.Type) throws -> String {
+    try requireValue(type)
     guard case .string(let text) = value else { throw mismatch(type) }
     return text
   }
@@ -142,10 +155,19 @@ private struct KeyedNodeDecodingContainer<Key: CodingKey>: KeyedDecodingContaine
   }
 
   func superDecoder() throws -> any Decoder {
-    NodeDecoder(value: entries["super"] ?? .dictionary([:]), codingPath: codingPath + [SuperKey.key])
+    guard let value = entries["super"] else {
+      throw DecodingError.keyNotFound(
+        SuperKey.key, DecodingError.Context(codingPath: codingPath, debugDescription: "no value for \"super\""))
+    }
+    return NodeDecoder(value: value, codingPath: codingPath + [SuperKey.key])
   }
 
-  func superDecoder(forKey key: Key) throws -> any Decoder { try child(key) }
+  /// A decoder of `key`'s value, or of null when the key is missing (an optional then
+  /// reads `nil`), as `PropertyListDecoder` gives.
+  func superDecoder(forKey key: Key) throws -> any Decoder {
+    NodeDecoder(
+      value: entries[key.stringValue] ?? .string(PropertyListValueEncoder.null), codingPath: codingPath + [key])
+  }
 }
 
 private struct UnkeyedNodeDecodingContainer: UnkeyedDecodingContainer {
@@ -174,7 +196,11 @@ private struct UnkeyedNodeDecodingContainer: UnkeyedDecodingContainer {
   }
 
   mutating func decodeNil() throws -> Bool {
-    guard !isAtEnd, items[currentIndex] == .string(PropertyListValueEncoder.null) else { return false }
+    guard !isAtEnd else {
+      throw DecodingError.valueNotFound(
+        Any?.self, DecodingError.Context(codingPath: codingPath, debugDescription: "the array has no more elements"))
+    }
+    guard items[currentIndex] == .string(PropertyListValueEncoder.null) else { return false }
     currentIndex += 1
     return true
   }

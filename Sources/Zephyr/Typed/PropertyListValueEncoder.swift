@@ -63,6 +63,13 @@ private final class EncodingNode {
     return node
   }
 
+  /// The child under `key` when there is one, else a new one: a container asked for
+  /// twice under one key is one container, as `PropertyListEncoder` makes it.
+  func existingChild(forKey key: String) -> EncodingNode {
+    if case .dictionary(let nodes) = content, let node = nodes[key] { return node }
+    return child(forKey: key)
+  }
+
   /// A child appended to this array.
   func appendedChild() -> EncodingNode {
     let node = EncodingNode()
@@ -141,23 +148,23 @@ private struct KeyedNodeContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
   mutating func nestedContainer<NestedKey: CodingKey>(
     keyedBy keyType: NestedKey.Type, forKey key: Key
   ) -> KeyedEncodingContainer<NestedKey> {
-    let nested = child(key)
+    let nested = node.existingChild(forKey: key.stringValue)
     nested.become(dictionary: true)
     return KeyedEncodingContainer(KeyedNodeContainer<NestedKey>(node: nested, codingPath: codingPath + [key]))
   }
 
   mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-    let nested = child(key)
+    let nested = node.existingChild(forKey: key.stringValue)
     nested.become(dictionary: false)
     return UnkeyedNodeContainer(node: nested, codingPath: codingPath + [key])
   }
 
   mutating func superEncoder() -> any Encoder {
-    NodeEncoder(node: node.child(forKey: "super"), codingPath: codingPath + [SuperKey.key])
+    NodeEncoder(node: node.existingChild(forKey: "super"), codingPath: codingPath + [SuperKey.key])
   }
 
   mutating func superEncoder(forKey key: Key) -> any Encoder {
-    NodeEncoder(node: child(key), codingPath: codingPath + [key])
+    NodeEncoder(node: node.existingChild(forKey: key.stringValue), codingPath: codingPath + [key])
   }
 }
 

@@ -16,9 +16,8 @@ extension SyncValue where Self: RawRepresentable, RawValue: SyncValue {
 }
 
 extension SyncValue where Self: Codable {
-  /// The value decoded from `propertyList`, as `PropertyListDecoder` would decode it (a
-  /// number reads as any numeric type that holds it exactly); `nil` when it does not
-  /// decode (the wrong type, or a shape the type no longer has).
+  /// The value decoded from `propertyList`, as `PropertyListDecoder` decodes it; `nil`
+  /// when it does not decode (the wrong type, or a shape the type no longer has).
   public init?(propertyList: PropertyListValue) {
     guard let value = CodableStorage.decode(Self.self, from: propertyList) else { return nil }
     self = value

@@ -135,3 +135,109 @@ struct PropertyListValueCodingTests {
     }
   }
 }
+
+/// Shapes at the edges of `Codable`: containers asked for twice, `super` decoders over
+/// missing keys, numbers that a type cannot hold exactly, `"$null"` where a value is
+/// expected. The direct coders give what Foundation's give, and refuse what they refuse.
+struct PropertyListValueCodingEdgeTests {
+  enum Keys: String, CodingKey { case a, b, c }
+
+  /// Fills the nested container of `a` twice, as helpers called one after another do.
+  struct TwiceNested: Encodable {
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: Keys.self)
+      var first = container.nestedContainer(keyedBy: Keys.self, forKey: .a)
+      try first.encode(1, forKey: .b)
+      var second = container.nestedContainer(keyedBy: Keys.self, forKey: .a)
+      try second.encode(2, forKey: .c)
+    }
+  }
+
+  struct TwiceUnkeyed: Encodable {
+    func encode(to encoder: any Encoder) throws {
+      var container = encoder.container(keyedBy: Keys.self)
+      var first = container.nestedUnkeyedContainer(forKey: .a)
+      try first.encode(1)
+      var second = container.nestedUnkeyedContainer(forKey: .a)
+      try second.encode(2)
+    }
+  }
+
+  /// Reads `a` through a `super` decoder: `nil` when `a` is missing.
+  struct SuperOfMissingKey: Decodable, Equatable {
+    var a: Int?
+    init(from decoder: any Decoder) throws {
+      a = try Int?(from: decoder.container(keyedBy: Keys.self).superDecoder(forKey: .a))
+    }
+  }
+
+  struct SuperOfMissingSuper: Decodable {
+    init(from decoder: any Decoder) throws {
+      _ = try Int(from: decoder.container(keyedBy: Keys.self).superDecoder())
+    }
+  }
+
+  struct NilPastTheEnd: Decodable {
+    init(from decoder: any Decoder) throws {
+      var container = try decoder.unkeyedContainer()
+      _ = try container.decodeNil()
+    }
+  }
+
+  /// What `PropertyListDecoder` makes of `value` as a `Value`: the value, or `nil` for a throw.
+  static func viaFoundation<Value: Decodable>(_ type: Value.Type, _ value: PropertyListValue) -> Value? {
+    guard
+      let data = try? PropertyListSerialization.data(
+        fromPropertyList: [value.foundationValue], format: .binary, options: 0)
+    else { return nil }
+    return (try? PropertyListDecoder().decode([Value].self, from: data))?.first
+  }
+
+  static func direct<Value: Decodable>(_ type: Value.Type, _ value: PropertyListValue) -> Value? {
+    try? PropertyListValueDecoder.decode(type, from: value)
+  }
+
+  @Test func aNestedContainerAskedForTwiceIsOneContainer() throws {
+    let nested = try PropertyListValueEncoder.encode(TwiceNested())
+    #expect(nested == .dictionary(["a": .dictionary(["b": .integer(1), "c": .integer(2)])]))
+    #expect(nested == (try PropertyListValueCodingTests.viaFoundation(TwiceNested())))
+    let unkeyed = try PropertyListValueEncoder.encode(TwiceUnkeyed())
+    #expect(unkeyed == .dictionary(["a": .array([.integer(1), .integer(2)])]))
+    #expect(unkeyed == (try PropertyListValueCodingTests.viaFoundation(TwiceUnkeyed())))
+  }
+
+  @Test func decodingAcceptsExactlyWhatPropertyListDecoderAccepts() {
+    let null = PropertyListValue.string(PropertyListValueEncoder.null)
+    func same<Value: Decodable & Equatable>(_ type: Value.Type, _ value: PropertyListValue) {
+      let (direct, reference) = (Self.direct(type, value), Self.viaFoundation(type, value))
+      #expect(
+        direct == reference, "\(type) from \(value): \(String(describing: direct)) vs \(String(describing: reference))")
+    }
+    same(Float.self, .double(0.1))
+    same(Float.self, .double(1e300))
+    same(Float.self, .double(Double(Float(0.1))))
+    same(Float.self, .integer(3))
+    same(Int.self, .double(3))
+    same(Int.self, .double(3.5))
+    same(Double.self, .integer(3))
+    same(Double.self, .integer(.max))
+    same(Float.self, .integer(16_777_217))
+    same(Float.self, .integer(.max))
+    same(Double.self, .unsignedInteger(.max))
+    same(UInt64.self, .double(1e19))
+    same(Int64.self, .unsignedInteger(.max))
+    same(Int8.self, .integer(128))
+    same(Bool.self, .integer(1))
+    same(Bool.self, .bool(true))
+    same(String.self, null)
+    same([String].self, .array([null]))
+    same([String?].self, .array([null, .string("x")]))
+    same([String: String].self, .dictionary(["a": null]))
+    same(SuperOfMissingKey.self, .dictionary([:]))
+    same(SuperOfMissingKey.self, .dictionary(["a": .integer(4)]))
+    #expect(Self.direct(SuperOfMissingSuper.self, .dictionary([:])) == nil)
+    #expect(Self.viaFoundation(SuperOfMissingSuper.self, .dictionary([:])) == nil)
+    #expect(Self.direct(NilPastTheEnd.self, .array([])) == nil)
+    #expect(Self.viaFoundation(NilPastTheEnd.self, .array([])) == nil)
+  }
+}
