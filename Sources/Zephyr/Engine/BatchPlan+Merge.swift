@@ -27,14 +27,12 @@ extension EngineState {
       return
     }
     let written: SyncRecord.Content? = merge.local.map { $0.map { .value($0) } ?? .deleted(plan.now) }
-    // A pushed state is encoded once, for its record and for the ledger.
-    let state = merge.push == nil ? merge.state : merge.state.keepingEncoding()
     let entry = LedgerEntry(
       generation: merge.agreed.generation, agreed: LedgerEntry.Agreed(merge.local ?? before),
-      origin: merge.agreed.origin, state: state)
+      origin: merge.agreed.origin, state: merge.state)
     let shown = merge.value.map(\.logDescription) ?? "deleted"
     if let stamp = merge.push {
-      let (record, stored) = storedForm(of: ReplicaRecord(stamp: stamp, state: state).encoded, key: key, plan)
+      let (record, stored) = storedForm(of: ReplicaRecord(stamp: stamp, state: merge.state).encoded, key: key, plan)
       let size = PropertyListValue.storeSize(key: key, value: record)
       if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
         refuse(key, refusal)

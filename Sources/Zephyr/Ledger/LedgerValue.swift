@@ -39,14 +39,14 @@ extension LedgerCodec {
     switch value {
     case .string(let text):
       kind(.string)
-      appendVarint(UInt64(text.utf8.count), to: &bytes)
+      PackedIntegers.appendVarint(UInt64(text.utf8.count), to: &bytes)
       bytes.append(contentsOf: text.utf8)
     case .integer(let number):
       kind(.integer)
-      appendVarint(UInt64(bitPattern: (number << 1) ^ (number >> 63)), to: &bytes)
+      PackedIntegers.appendVarint(UInt64(bitPattern: (number << 1) ^ (number >> 63)), to: &bytes)
     case .unsignedInteger(let number):
       kind(.unsignedInteger)
-      appendVarint(number, to: &bytes)
+      PackedIntegers.appendVarint(number, to: &bytes)
     case .double(let number):
       kind(.double)
       appendWord(number.bitPattern, to: &bytes)
@@ -57,30 +57,21 @@ extension LedgerCodec {
       appendWord(date.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
     case .data(let data):
       kind(.data)
-      appendVarint(UInt64(data.count), to: &bytes)
+      PackedIntegers.appendVarint(UInt64(data.count), to: &bytes)
       bytes.append(contentsOf: data)
     case .array(let items):
       kind(.array)
-      appendVarint(UInt64(items.count), to: &bytes)
+      PackedIntegers.appendVarint(UInt64(items.count), to: &bytes)
       for item in items { appendNative(item, to: &bytes) }
     case .dictionary(let entries):
       kind(.dictionary)
-      appendVarint(UInt64(entries.count), to: &bytes)
+      PackedIntegers.appendVarint(UInt64(entries.count), to: &bytes)
       for (key, item) in entries.sorted(by: { $0.key < $1.key }) {
-        appendVarint(UInt64(key.utf8.count), to: &bytes)
+        PackedIntegers.appendVarint(UInt64(key.utf8.count), to: &bytes)
         bytes.append(contentsOf: key.utf8)
         appendNative(item, to: &bytes)
       }
     }
-  }
-
-  private static func appendVarint(_ number: UInt64, to bytes: inout [UInt8]) {
-    var rest = number
-    while rest >= 0x80 {
-      bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-      rest >>= 7
-    }
-    bytes.append(UInt8(rest))
   }
 }
 
@@ -157,15 +148,12 @@ extension ByteReader {
     return Int(count)
   }
 
+  /// An unsigned LEB128 varint, read as packed blobs read theirs (at most 10 bytes, no
+  /// overflow).
   private mutating func varint() throws(LedgerError) -> UInt64 {
-    var number: UInt64 = 0
-    var shift: UInt64 = 0
-    while true {
-      let byte = try byte()
-      guard shift < 64, shift < 63 || byte <= 1 else { throw LedgerError.corrupt("integer too long") }
-      number |= UInt64(byte & 0x7F) << shift
-      if byte < 0x80 { return number }
-      shift += 7
+    guard let number = PackedIntegers.readVarint(bytes, at: &position) else {
+      throw LedgerError.corrupt("truncated or overlong integer")
     }
+    return number
   }
 }
