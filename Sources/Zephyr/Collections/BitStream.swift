@@ -49,38 +49,65 @@ struct BitWriter {
 }
 
 /// Reads bits from bytes, most significant bit first, never past the end.
+///
+/// Reads take up to 57 bits from one 64-bit window (eight bytes loaded at once), so a
+/// Golomb gap costs a few operations rather than a loop per bit.
 struct BitReader {
-  private let bytes: [UInt8]
+  /// The bytes, followed by eight zero bytes so that a window never reads past them.
+  private let padded: [UInt8]
+  /// Bits in the bytes themselves (the padding excluded).
+  private let bitCount: Int
   private var position: Int
 
   /// A reader of `bytes` from bit `bitPosition` on.
   init(bytes: [UInt8], bitPosition: Int) {
-    self.bytes = bytes
+    var padded = bytes
+    padded.append(contentsOf: repeatElement(0, count: 8))
+    self.padded = padded
+    bitCount = bytes.count * 8
     position = bitPosition
   }
 
-  /// The next `count` bits (0...64) as a number, or `nil` when fewer are left.
+  /// Bits left to read.
+  var remaining: Int { bitCount - position }
+
+  /// The next 57 or more bits, left-aligned, without moving; bits past the end read as 0.
+  private func window() -> UInt64 {
+    let byte = position >> 3
+    let word = padded.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: byte, as: UInt64.self) }
+    return UInt64(bigEndian: word) << (position & 7)
+  }
+
+  /// The next `count` bits (0...64) as a number, or `nil` (and nothing consumed) when
+  /// fewer are left.
   mutating func read(bits count: Int) -> UInt64? {
-    guard count <= bytes.count * 8 - position else { return nil }
-    var value: UInt64 = 0
-    var left = count
-    while left > 0 {
-      let offset = position & 7
-      let available = 8 - offset
-      let take = min(available, left)
-      let byte = UInt64(bytes[position >> 3])
-      value = value << take | (byte >> (available - take)) & ((1 << take) - 1)
-      position += take
-      left -= take
+    guard count <= remaining else { return nil }
+    guard count > 0 else { return 0 }
+    if count > 57 {
+      guard let high = read(bits: count - 32), let low = read(bits: 32) else { return nil }
+      return high << 32 | low
     }
+    let value = window() >> (64 - count)
+    position += count
     return value
+  }
+
+  /// Counts one bits up to `limit` (at most 57): with a zero before the limit, the ones
+  /// and that zero are consumed and their count returned; with `limit` ones, those are
+  /// consumed and `limit` returned. `nil`, and nothing consumed, when the bits end first.
+  mutating func readUnary(limit: Int) -> Int? {
+    let ones = min((~window()).leadingZeroBitCount, limit)
+    let consumed = ones < limit ? ones + 1 : ones
+    guard consumed <= remaining else { return nil }
+    position += consumed
+    return ones
   }
 
   /// Whether only zero padding, less than a byte of it, is left.
   var isAtZeroPaddedEnd: Bool {
-    let left = bytes.count * 8 - position
+    let left = remaining
     guard left < 8 else { return false }
     guard left > 0 else { return true }
-    return bytes[position >> 3] & UInt8((1 << left) - 1) == 0
+    return padded[position >> 3] & UInt8((1 << left) - 1) == 0
   }
 }

@@ -206,12 +206,8 @@ struct GolombCode {
 
   /// The next gap, or `nil` when the bits end first or it does not fit 64 bits.
   func read(from reader: inout BitReader) -> UInt64? {
-    var quotient: UInt64 = 0
-    while quotient < PackedIntegers.escapeQuotient {
-      guard let bit = reader.read(bits: 1) else { return nil }
-      if bit == 0 { break }
-      quotient += 1
-    }
+    guard let ones = reader.readUnary(limit: Int(PackedIntegers.escapeQuotient)) else { return nil }
+    let quotient = UInt64(ones)
     if quotient == PackedIntegers.escapeQuotient { return reader.read(bits: 64) }
     var remainder: UInt64 = 0
     if width > 0 {
