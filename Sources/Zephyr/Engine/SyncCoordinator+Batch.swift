@@ -6,10 +6,14 @@ import Foundation
 /// (under the lock).
 extension SyncCoordinator {
   /// Reconciles `keys` from the given snapshots; returns the keys written to the store.
+  ///
+  /// The `presumed` keys' local values were not read but taken from the ledger (see
+  /// ``agreedLocalValues(of:)``): they are read with the pulled keys, and those found
+  /// otherwise are reconciled again from the values read.
   @discardableResult
   func reconcile(
     _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
-    policy: MismatchPolicy, _ effects: inout OperationEffects
+    policy: MismatchPolicy, presumed: Set<String> = [], _ effects: inout OperationEffects
   ) -> Set<String> {
     guard !keys.isEmpty else { return [] }
     // Another process on a shared suite may have agreed on a later state of a key.
@@ -17,20 +21,31 @@ extension SyncCoordinator {
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     let read = readLedger(of: keys, local: local, remote: remote, shared: shared, policy: policy)
     let decisions = decide(read.inputs, read.context, callingOut: read.callsOut)
-    let current = readPulledKeysAgain(keys, decisions, local: local)
+    let current = readPulledKeysAgain(keys, decisions, local: local, presumed: presumed)
+    // A presumed value found otherwise (an edit not pushed yet, or made meanwhile) is
+    // decided again, after this batch, from the value read.
+    let unconfirmed = Set(
+      presumed.filter { LedgerEntry.Agreed(current[$0]) != LedgerEntry.Agreed(local[$0]) })
+    let batchKeys = unconfirmed.isEmpty ? keys : keys.filter { !unconfirmed.contains($0) }
     // Compressed here, with no lock held: the plan checks sizes under its lock.
-    let precompressed = BatchDecisions.precompress(decisions, keys: read.compressed, deviceID: read.context.deviceID)
+    let precompressed = BatchDecisions.precompress(
+      decisions, keys: read.compressed.subtracting(unconfirmed), deviceID: read.context.deviceID)
     let batch = BatchDecisions(
-      keys: keys, decisions: decisions, local: local, current: current, remote: remote,
+      keys: batchKeys, decisions: decisions, local: local, current: current, remote: remote,
       precompressed: precompressed)
     let now = self.now()
     let plan = state.withLock { $0.plan(batch, now: now) }
-    let written = apply(plan, &effects)
-    if sharing { shareAgreements(of: keys, replacing: shared) }
+    var written = apply(plan, &effects)
+    if sharing { shareAgreements(of: batchKeys, replacing: shared) }
     // Streams read each observed key again when the operation ends: pulled, merged, or
     // the local value the batch read (a local edit it pushed, or one it kept). They skip
     // repeats.
-    effects.reconciledObserved.formUnion(keys.filter(effects.observed.contains))
+    effects.reconciledObserved.formUnion(batchKeys.filter(effects.observed.contains))
+    if !unconfirmed.isEmpty {
+      state.withLock { $0.debug("\(unconfirmed.count) key(s) found edited since agreed: decided again") }
+      let found = current.filter { unconfirmed.contains($0.key) }
+      written.formUnion(reconcile(unconfirmed.sorted(), local: found, remote: remote, policy: policy, &effects))
+    }
     return written
   }
 
@@ -77,21 +92,23 @@ extension SyncCoordinator {
   }
 
   /// Pulls must not overwrite an edit made while they were decided: the pulled keys (and
-  /// merges that write locally) are read again, all at once (on Linux the first read
-  /// after a write costs the whole domain). Returns their values now.
+  /// merges that write locally) are read again, with the `presumed` keys, all at once (on
+  /// Linux the first read after a write costs the whole domain). Returns their values now.
   private func readPulledKeysAgain(
-    _ keys: [String], _ decisions: [String: Reconciler.Decision], local: [String: PropertyListValue]
+    _ keys: [String], _ decisions: [String: Reconciler.Decision], local: [String: PropertyListValue],
+    presumed: Set<String>
   ) -> [String: PropertyListValue] {
-    let pulled = keys.filter { key in
+    let pulled = Set(keys).filter { key in
       switch decisions[key]?.action {
       case .pull?: true
       case .merge(let merge)?: merge.local != nil
       default: false
       }
     }
-    if let hook = testHooks.withLock({ $0.beforePullWrite }) { for key in pulled { hook(key) } }
-    guard !pulled.isEmpty else { return [:] }
-    let current = domain.values(forKeys: pulled) { key, value in local[key].map(value.isSameValue(as:)) ?? false }
+    if let hook = testHooks.withLock({ $0.beforePullWrite }) { for key in keys where pulled.contains(key) { hook(key) } }
+    let reading = keys.filter { presumed.contains($0) || pulled.contains($0) }
+    guard !reading.isEmpty else { return [:] }
+    let current = domain.values(forKeys: reading) { key, value in local[key].map(value.isSameValue(as:)) ?? false }
     return current.values
   }
 

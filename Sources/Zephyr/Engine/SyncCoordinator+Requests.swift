@@ -88,9 +88,38 @@ extension SyncCoordinator {
     defer { initialDownloadHappened(change.reason) }
     guard !keys.isEmpty else { return }
     let agreed = ledgerEntries(of: keys)
-    let local = domain.values(forKeys: keys) { key, value in agreed[key]?.agrees(with: value) ?? false }
+    // A strategy key's local value is taken to be the one its ledger agreed on, and read
+    // once, just before the batch writes (see `reconcile`), rather than also before it.
+    let presumed = sharesSuite ? [:] : agreedLocalValues(of: keys)
+    let unknown = keys.filter { presumed[$0] == nil }
+    let local = domain.values(forKeys: unknown) { key, value in agreed[key]?.agrees(with: value) ?? false }
     verifyEpoch(local.epoch)
-    reconcile(keys, local: local.values, remote: storeValues(keys), policy: .preferRemote, &effects)
+    reconcile(
+      keys, local: local.values.merging(presumed) { read, _ in read }, remote: storeValues(keys),
+      policy: .preferRemote, presumed: Set(presumed.keys), &effects)
+  }
+
+  /// The local values that the ledger says `keys` hold, for strategy keys whose agreed
+  /// state gives back exactly the value agreed on (its fingerprint): no pull pending, no
+  /// typed write waiting for its push. The values are computed with no lock held.
+  func agreedLocalValues(of keys: [String]) -> [String: PropertyListValue] {
+    let states = state.withLock { state in
+      keys.compactMap { key -> (String, LedgerEntry, ReplicaState, MergeStrategy)? in
+        guard let entry = state.ledger[key], entry.pendingPull == nil, let replica = entry.state,
+          state.lane.typedWrites[key] == nil
+        else { return nil }
+        return (key, entry, replica, state.strategy(of: key))
+      }
+    }
+    var values: [String: PropertyListValue] = [:]
+    for (key, entry, replica, strategy) in states {
+      // `resolving: false`: a custom strategy's rule is user code, not run here; when the
+      // latest sibling is not the agreed value, the fingerprint says so.
+      guard let value = replica.value(strategy: strategy, key: key, resolving: false), entry.agrees(with: value)
+      else { continue }
+      values[key] = value
+    }
+    return values
   }
 
   /// Pushes local edits: the typed writes made since the last push, and, when a
