@@ -25,10 +25,10 @@ protocol CollectionDesign: AnyObject {
   /// Handles the inbound change of the key on device `index` (the store already holds the
   /// other device's record).
   func receive(on index: Int)
-  /// Reads the key's value from device `index`'s `UserDefaults`, as ``receive(on:)`` does
-  /// ``defaultsReadsPerInbound`` times.
+  /// Reads the key's value from device `index`'s `UserDefaults`, as ``receive(on:)`` may.
   func readDefaults(on index: Int)
-  var defaultsReadsPerInbound: Int { get }
+  /// How many times device `index` has read the key from `UserDefaults` so far.
+  func defaultsReads(on index: Int) -> Int
 }
 
 extension CollectionDesign {
@@ -110,8 +110,7 @@ final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign {
 
   func readDefaults(on index: Int) { _ = devices[index].defaults.object(forKey: Self.key) }
 
-  /// The local value, read before deciding and again before the pull is written.
-  var defaultsReadsPerInbound: Int { 2 }
+  func defaultsReads(on index: Int) -> Int { devices[index].defaults.reads(of: Self.key) }
 }
 
 extension EngineSetDesign where Value == PackedSet<UInt32> {
@@ -171,7 +170,7 @@ struct StarredArticle: Codable, SyncValue, Hashable {
 final class HandRolledBlobDesign: CollectionDesign {
   let name = "hand-rolled blob"
   let stores: [SimulatedDevice]
-  private let suites: [(name: String, defaults: UserDefaults)]
+  private let suites: [(name: String, defaults: ReadCountingDefaults)]
   /// Each device's ids, as the app keeps them in memory.
   private var held: [Set<UInt32>]
   /// Each device's ids in the order it added them, when the app trims to a capacity.
@@ -234,7 +233,7 @@ final class HandRolledBlobDesign: CollectionDesign {
 
   func readDefaults(on index: Int) { _ = suites[index].defaults.object(forKey: Self.key) }
 
-  var defaultsReadsPerInbound: Int { 0 }
+  func defaultsReads(on index: Int) -> Int { suites[index].defaults.reads(of: Self.key) }
 
   /// The store's blob replaces the device's: decode it, keep it, write it to defaults.
   func receive(on index: Int) {
@@ -253,7 +252,7 @@ final class HandRolledBlobDesign: CollectionDesign {
 final class HandRolledJSONDesign: CollectionDesign {
   let name = "hand-rolled blob"
   let stores: [SimulatedDevice]
-  private let suites: [(name: String, defaults: UserDefaults)]
+  private let suites: [(name: String, defaults: ReadCountingDefaults)]
   private var held: [[UInt32: StarredArticle]]
 
   init(cloud: SimulatedCloud, tag: String) {
@@ -292,7 +291,7 @@ final class HandRolledJSONDesign: CollectionDesign {
 
   func readDefaults(on index: Int) { _ = suites[index].defaults.object(forKey: Self.key) }
 
-  var defaultsReadsPerInbound: Int { 0 }
+  func defaultsReads(on index: Int) -> Int { suites[index].defaults.reads(of: Self.key) }
 
   func receive(on index: Int) {
     guard case .data(let blob)? = stores[index].value(forKey: Self.key), let json = try? Deflate.decompress(blob),
@@ -307,11 +306,11 @@ final class HandRolledJSONDesign: CollectionDesign {
 /// run before) and fresh suites, without a coordinator.
 private func handRolledDevices(
   cloud: SimulatedCloud, tag: String
-) -> ([SimulatedDevice], [(name: String, defaults: UserDefaults)]) {
+) -> ([SimulatedDevice], [(name: String, defaults: ReadCountingDefaults)]) {
   let stores = ["A", "B", "C"].map { cloud.device($0, initiallyDownloaded: true) }
   let suites = stores.map { store in
     let name = "zephyr-bench.\(tag).\(store.name)"
-    guard let defaults = UserDefaults(suiteName: name) else { fatalError("cannot open suite \(name)") }
+    guard let defaults = ReadCountingDefaults(suiteName: name) else { fatalError("cannot open suite \(name)") }
     defaults.removePersistentDomain(forName: name)
     return (name, defaults)
   }

@@ -12,11 +12,12 @@ struct CollectionRow: Codable, Equatable {
   var insertWithPushShareMilliseconds: Double
   var inboundMilliseconds: Double
   /// One `UserDefaults.object(forKey:)` of the key's value on this platform, and how many
-  /// an inbound change makes (the engine: 2, before deciding and again before writing, so
-  /// an edit made meanwhile is not overwritten; the hand-rolled blob: none, it trusts its
-  /// copy in memory). On Linux a `Data` comes out of `UserDefaults` copied byte by byte.
+  /// an inbound change made, counted (the engine: one, just before writing, when the
+  /// local value is the agreed one, so that an edit made meanwhile is not overwritten;
+  /// the hand-rolled blob: none, it trusts its copy in memory). On Linux a `Data` comes
+  /// out of `UserDefaults` copied byte by byte.
   var defaultsReadMilliseconds: Double
-  var defaultsReadsPerInbound: Int
+  var defaultsReadsPerInbound: Double
   /// ``inboundMilliseconds`` less those reads.
   var inboundBeyondReadsMilliseconds: Double
   var readMilliseconds: Double

@@ -83,18 +83,23 @@ struct CollectionWorkload {
     // One inbound change: B marks one id; its record reaches A's store untimed; A's
     // handling of the change is timed.
     var inboundTimes: [Double] = []
+    var inboundReads = 0
     for _ in 0..<inboundRuns {
       guard let id = freshIDs(1).first else { break }
       design.insert([id], on: 1, waiting: true)
       cloud.upload(from: "B")
       cloud.download(to: "A", notify: false)
+      let readsBefore = design.defaultsReads(on: 0)
       inboundTimes.append(nanoseconds { design.receive(on: 0) })
+      inboundReads += design.defaultsReads(on: 0) - readsBefore
       precondition(design.contains(id, on: 0), "\(design.name): the inbound change did not reach A")
     }
 
-    // One read of the value from UserDefaults, as an inbound change makes.
+    // The UserDefaults reads of the key an inbound change made, as counted, and one
+    // read's time.
+    let readsPerInbound = Double(inboundReads) / Double(max(1, inboundTimes.count))
     let defaultsReads = (0..<inboundRuns).map { _ in nanoseconds { design.readDefaults(on: 0) } }
-    let beyondReads = median(inboundTimes) - Double(design.defaultsReadsPerInbound) * median(defaultsReads)
+    let beyondReads = median(inboundTimes) - readsPerInbound * median(defaultsReads)
 
     // One read: "is this article read?"
     let probes = Array(final.prefix(readRuns))
@@ -110,7 +115,7 @@ struct CollectionWorkload {
       insertWithPushShareMilliseconds: milliseconds(median(insertTimes) + median(pushTimes) / Double(offlineAdds)),
       inboundMilliseconds: milliseconds(median(inboundTimes)),
       defaultsReadMilliseconds: milliseconds(median(defaultsReads)),
-      defaultsReadsPerInbound: design.defaultsReadsPerInbound,
+      defaultsReadsPerInbound: (readsPerInbound * 100).rounded() / 100,
       inboundBeyondReadsMilliseconds: milliseconds(beyondReads), readMilliseconds: milliseconds(median(readTimes)),
       marksLost: marksLost, removalsUndone: removalsUndone, roundsToAgree: [firstRounds, rounds],
       trimmed: trimmed.count, trimKeepsNewestEdits: oldestKept >= newestTrimmed,

@@ -5,7 +5,7 @@ import ZephyrTesting
 /// One device: a fresh suite, a ledger folder, a coordinator over a simulated cloud.
 final class BenchDevice {
   let suiteName: String
-  let defaults: UserDefaults
+  let defaults: ReadCountingDefaults
   let store: SimulatedDevice
   let coordinator: SyncCoordinator
   private let ledgerDirectory: URL
@@ -14,7 +14,7 @@ final class BenchDevice {
   ///   before the app launched; `false` (the default) models a new install.
   init(name: String, cloud: SimulatedCloud, tag: String, installed: Bool = false) {
     suiteName = "zephyr-bench.\(tag).\(name)"
-    guard let defaults = UserDefaults(suiteName: suiteName) else { fatalError("cannot open suite \(suiteName)") }
+    guard let defaults = ReadCountingDefaults(suiteName: suiteName) else { fatalError("cannot open suite \(suiteName)") }
     defaults.removePersistentDomain(forName: suiteName)
     self.defaults = defaults
     store = cloud.device(name, initiallyDownloaded: installed)

@@ -13,6 +13,8 @@ extension ReplicaState {
   /// state. Presence marks stay. Only `.set` states (arrays or packed ids) are trimmed.
   func trimmed(toCapacity capacity: Int) -> ReplicaState {
     guard kind == .set || kind == .packedSet else { return self }
+    // No more parts than the capacity: no more distinct elements either.
+    guard groups.values.reduce(0, { $0 + $1.count }) > capacity else { return self }
     var kept = Set<PropertyListValue>()
     var trimmedGroups: [Stamp: [PropertyListValue]] = [:]
     var removedAny = false

@@ -144,7 +144,13 @@ extension ReplicaState {
         // Blobs of different counts hold different sets (or one does not decode).
         if let count = PackedIntegers.count(of: mine), count != PackedIntegers.count(of: theirs) { return false }
       }
-      return kind.canMerge(local) && Set(local?.packedIds ?? []) == Set(merged?.packedIds ?? [])
+      // Decoded ids are strictly increasing: equal sets are equal arrays.
+      var mine: [UInt64] = []
+      if let local {
+        guard let ids = local.packedIds else { return false }  // not a packed set: no merge
+        mine = ids
+      }
+      return mine == (merged?.packedIds ?? [])
     case .dictionary:
       let (mine, theirs) = (local?.dictionaryEntries ?? [:], merged?.dictionaryEntries ?? [:])
       return kind.canMerge(local) && mine.count == theirs.count
