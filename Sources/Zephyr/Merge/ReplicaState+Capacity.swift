@@ -15,15 +15,25 @@ extension ReplicaState {
     guard kind == .set || kind == .packedSet else { return self }
     // No more parts than the capacity: no more distinct elements either.
     guard groups.values.reduce(0, { $0 + $1.count }) > capacity else { return self }
-    var kept = Set<PropertyListValue>()
+    // A packed set's parts are its ids: counted as integers, they hash faster.
+    if kind == .packedSet, let trimmed = trimmed(toCapacity: capacity, by: \.packedId) { return trimmed }
+    return trimmed(toCapacity: capacity, by: { Optional($0) }) ?? self
+  }
+
+  /// The trim, each part counted as `element(part)`; `nil` when a part has none.
+  private func trimmed<Element: Hashable>(
+    toCapacity capacity: Int, by element: (PropertyListValue) -> Element?
+  ) -> ReplicaState? {
+    var kept = Set<Element>()
     var trimmedGroups: [Stamp: [PropertyListValue]] = [:]
     var removedAny = false
     for dot in dots.reversed() {
       let parts = groups[dot] ?? []
       var keptParts: [PropertyListValue] = []
       for part in parts.reversed() {
-        if kept.contains(part) || kept.count < capacity {
-          kept.insert(part)
+        guard let counted = element(part) else { return nil }
+        if kept.contains(counted) || kept.count < capacity {
+          kept.insert(counted)
           keptParts.append(part)
         } else {
           removedAny = true
@@ -33,5 +43,12 @@ extension ReplicaState {
     }
     guard removedAny else { return self }
     return ReplicaState(kind: kind, groups: trimmedGroups, context: context)
+  }
+}
+
+extension PropertyListValue {
+  /// A packed set's part as its id; `nil` for any other value.
+  fileprivate var packedId: UInt64? {
+    if case .unsignedInteger(let id) = self { id } else { nil }
   }
 }
