@@ -78,3 +78,10 @@ extension PackedSet {
     Element.isSigned ? Element(exactly: Int64(bitPattern: key ^ (1 << 63))) : Element(exactly: key)
   }
 }
+
+/// A value that decoding its stored form gives back equal, so a typed read may return the
+/// value that was written instead of decoding the blob again. (`Codable` values need
+/// not: a lossy `encode(to:)` reads back different.)
+protocol ExactlyStored {}
+
+extension PackedSet: ExactlyStored {}

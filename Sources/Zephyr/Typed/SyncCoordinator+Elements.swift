@@ -45,20 +45,37 @@ extension SyncCoordinator {
   /// kept: the edit would replace it with the default plus the edit.
   private func editElements<Value: SetSyncValue>(of key: SyncKey<Value>, _ edit: (inout Value) -> Void) {
     let stored = storedValue(forKey: key.name)
-    if let stored, Value(propertyList: stored) == nil {
-      use(key)
-      let reason = RefusalReason.undecodableLocalValue(String(describing: Value.self))
-      state.withLock { state in
-        if state.refusals.refuseTypedWrite(of: key.name, reason) {
-          state.warn("refused element edit of \(key.name): \(reason); UserDefaults and the store keep the key's value")
-        }
+    var value = key.defaultValue
+    if let stored {
+      guard let read = validDecoded(stored, for: key) else {
+        refuseElementEdit(of: key)
+        return
       }
-      emitLogs()
+      value = read
+    }
+    edit(&value)
+    let edited: PropertyListValue?
+    do {
+      edited = try value.propertyList
+    } catch {
+      refuseTypedWrite(of: key, error)
       return
     }
-    var value = decoded(stored, for: key)
-    edit(&value)
-    self[key] = value
+    // Decoding a packed set's blob gives back the set: kept, the next edit or read of
+    // the key decodes nothing.
+    if value is any ExactlyStored, case .data(let blob)? = edited { keepDecoded(value, as: blob, for: key.name) }
+    writeTyped(edited, for: key)
+  }
+
+  private func refuseElementEdit<Value: SetSyncValue>(of key: SyncKey<Value>) {
+    use(key)
+    let reason = RefusalReason.undecodableLocalValue(String(describing: Value.self))
+    state.withLock { state in
+      if state.refusals.refuseTypedWrite(of: key.name, reason) {
+        state.warn("refused element edit of \(key.name): \(reason); UserDefaults and the store keep the key's value")
+      }
+    }
+    emitLogs()
   }
 }
 

@@ -175,18 +175,31 @@ struct DecodedRead: Sendable {
 }
 
 extension SyncCoordinator {
-  /// `stored` decoded as the key's value: from ``decodedReads`` when it is the large
-  /// blob read last time (compared byte for byte, so no change is missed, whoever wrote
-  /// it), else decoded and, when large, kept for next time.
+  /// `stored` decoded as the key's value (its default when there is none, or when it does
+  /// not decode); see ``validDecoded(_:for:)``.
   func decoded<Value>(_ stored: PropertyListValue?, for key: SyncKey<Value>) -> Value {
-    guard case .data(let blob)? = stored, blob.count >= DecodedRead.minimumBytes else {
-      return key.value(from: stored)
+    stored.flatMap { validDecoded($0, for: key) } ?? key.defaultValue
+  }
+
+  /// `stored` decoded as the key's value, `nil` when it does not decode: from
+  /// ``decodedReads`` when it is the large blob read or written last time (compared byte
+  /// for byte, so no change is missed, whoever wrote it), else decoded and, when large,
+  /// kept for next time. Only values that decoded are kept.
+  func validDecoded<Value>(_ stored: PropertyListValue, for key: SyncKey<Value>) -> Value? {
+    guard case .data(let blob) = stored, blob.count >= DecodedRead.minimumBytes else {
+      return Value(propertyList: stored)
     }
     if let cached = decodedReads.withLock({ $0[key.name] }), cached.blob == blob, let value = cached.value as? Value {
       return value
     }
-    let value = key.value(from: stored)
-    decodedReads.withLock { $0[key.name] = DecodedRead(blob: blob, value: value) }
+    guard let value = Value(propertyList: stored) else { return nil }
+    keepDecoded(value, as: blob, for: key.name)
     return value
+  }
+
+  /// Keeps `value` as what `blob` decodes to, when the blob is large.
+  func keepDecoded(_ value: some Sendable, as blob: Data, for name: String) {
+    guard blob.count >= DecodedRead.minimumBytes else { return }
+    decodedReads.withLock { $0[name] = DecodedRead(blob: blob, value: value) }
   }
 }

@@ -62,4 +62,22 @@ struct DecodedReadCacheTests {
     a.coordinator.remove(7, from: read)
     #expect(!a.coordinator[read].contains(7))
   }
+
+  /// An element edit keeps the packed set it wrote as decoded, so that the next edit or
+  /// read of the key decodes nothing; an undecodable blob is never kept.
+  @Test func anElementEditKeepsTheSetItWroteDecoded() throws {
+    let harness = Harness()
+    let a = harness.device("A")
+    let read = SyncKey<PackedSet<UInt32>>("read", default: [], merge: .set)
+    for round in UInt32(0)..<3 {
+      a.coordinator.insert(contentsOf: (0..<4_000).map { $0 * 7 + round }, into: read)
+      let kept = a.coordinator.decodedReads.withLock { $0["read"] }
+      #expect(kept?.blob == a.defaults.data(forKey: "read"), "round \(round): the blob written is kept")
+      #expect((kept?.value as? PackedSet<UInt32>)?.count == 4_000 * Int(round + 1))
+    }
+    let junk = Data([PackedIntegers.formatByte]) + Data(repeating: 0xFF, count: 2_000)
+    a.defaults.set(junk, forKey: "read")
+    #expect(a.coordinator[read].isEmpty)
+    #expect(a.coordinator.decodedReads.withLock { $0["read"] }?.blob != junk)
+  }
 }
