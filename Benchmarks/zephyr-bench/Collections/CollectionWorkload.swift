@@ -105,7 +105,7 @@ struct CollectionWorkload {
     let probes = Array(final.prefix(readRuns))
     var readTimes: [Double] = []
     for id in probes {
-      readTimes.append(nanoseconds { precondition(design.contains(id, on: 0)) })
+      readTimes.append(nanoseconds { precondition(design.contains(id, on: 0), "\(design.name), \(name): \(id) gone") })
     }
 
     return CollectionRow(

@@ -25,6 +25,14 @@ struct BatchPlan: Sendable {
       case .store(let key, _, _), .local(let key, _): key
       }
     }
+
+    /// Whether the write also goes to `UserDefaults`.
+    var writesLocally: Bool {
+      switch self {
+      case .store(_, _, let merged): merged != nil
+      case .local: true
+      }
+    }
   }
 
   /// The writes, each with the decision-log line to emit once it is made.
@@ -97,7 +105,17 @@ extension EngineState {
         planMerge(key, merge, batch: batch, &plan)
       }
     }
+    for (write, _) in plan.writes where write.writesLocally { lane.localWriteEpochs[write.key, default: 0] += 1 }
     return plan
+  }
+
+  /// Whether a typed write of `key` was recorded that the batch's read (`current`) did
+  /// not see: it is landing in `UserDefaults` meanwhile, so a write of the key now could
+  /// land after it and replace it. Its push follows, and merges what the batch would have
+  /// written.
+  func typedWriteIsLanding(_ key: String, current: PropertyListValue?) -> Bool {
+    guard case .written(let typed)? = lane.typedWrites[key] else { return false }
+    return LedgerEntry.Agreed(typed) != LedgerEntry.Agreed(current)
   }
 
   /// Plans a record write, unless it does not fit the limits (then the key is refused and
@@ -143,7 +161,9 @@ extension EngineState {
     let current = batch.current[key]
     // Read, even when not taken: later writes are numbered above it.
     observe(stamp.generation)
-    guard LedgerEntry.Agreed(current) == LedgerEntry.Agreed(batch.local[key]) else {
+    guard LedgerEntry.Agreed(current) == LedgerEntry.Agreed(batch.local[key]),
+      !typedWriteIsLanding(key, current: current)
+    else {
       debug("keep \(key): edited locally while its pull was decided")
       return
     }
@@ -166,6 +186,7 @@ extension EngineState {
   /// writes that were not made fall back), refusals of keys handled cleanly are lifted,
   /// and the status times are set.
   mutating func commit(_ plan: BatchPlan, made: Set<String>) {
+    for (write, _) in plan.writes where write.writesLocally { lane.localWriteEpochs[write.key, default: 0] += 1 }
     for (key, entry) in plan.settled {
       if made.contains(key) {
         setLedger(key, entry)

@@ -65,6 +65,10 @@ struct OperationLane: Sendable {
   /// Typed writes not pushed yet, by key: pushed with the next push of local edits,
   /// without reading the domain.
   var typedWrites: [String: TypedWrite] = [:]
+  /// Per key, Zephyr's own `UserDefaults` writes of it that batches planned, counted once
+  /// when planned and again when committed: odd while one is in flight. An element edit
+  /// that read the key while this count moved may have read what the write replaced.
+  var localWriteEpochs: [String: UInt64] = [:]
 
   /// Whether an operation is running.
   var isBusy: Bool { phase != .idle }

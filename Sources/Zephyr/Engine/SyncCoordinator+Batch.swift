@@ -169,6 +169,11 @@ extension SyncCoordinator {
       // which of the two writes came last, only UserDefaults knows.
       for key in changed where state.lane.typedWrites[key] != nil { state.lane.typedWrites[key] = .reread }
     }
+    if plan.writes.contains(where: \.write.writesLocally) {
+      localWritesCommitted.lock()
+      localWritesCommitted.broadcast()
+      localWritesCommitted.unlock()
+    }
     return written
   }
 }

@@ -76,6 +76,9 @@ public final class SyncCoordinator: Sendable {
   let changeObservers = Locked(ChangeObservers())
   /// The last large blob each typed key read, decoded (see ``DecodedRead``).
   let decodedReads = Locked<[String: DecodedRead]>([:])
+  /// Signalled when a batch has committed its own `UserDefaults` writes (see
+  /// ``OperationLane/localWriteEpochs``), for element edits waiting to read the keys.
+  let localWritesCommitted = NSCondition()
   let localEditQueue = DispatchQueue(label: "Zephyr.local-edits")
 
   /// Creates a coordinator and starts observing the store's external changes and the
@@ -328,6 +331,9 @@ package struct TestHooks: Sendable {
   /// Called for every pulled key between the decision and the check that the local value
   /// is still the one decided on.
   package var beforePullWrite: (@Sendable (String) -> Void)?
+  /// Called by an element edit (`insert`, `remove`) between its read of the key and its
+  /// write.
+  package var betweenElementReadAndWrite: (@Sendable (String) -> Void)?
   package var crashed = false
 
   package init() {}

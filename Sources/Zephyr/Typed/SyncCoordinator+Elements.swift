@@ -40,31 +40,80 @@ extension SyncCoordinator {
 }
 
 extension SyncCoordinator {
+  /// How many times an element edit reads the key again while Zephyr writes it.
+  static let elementEditAttempts = 8
+
   /// Reads the key's set, applies `edit`, and writes it back as one typed write. A
   /// local value that is not a `Value` (it would read as the default) is refused and
   /// kept: the edit would replace it with the default plus the edit.
+  ///
+  /// A write of the key by Zephyr itself (a pull) in flight during the read, or begun
+  /// since, could be replaced by the edit's value, which lacks what it wrote, and the
+  /// next push would count its elements as removed here: the edit reads and edits again
+  /// instead. After ``elementEditAttempts`` reads it writes anyway, and warns.
   private func editElements<Value: SetSyncValue>(of key: SyncKey<Value>, _ edit: (inout Value) -> Void) {
-    let stored = storedValue(forKey: key.name)
+    for attempt in 1...Self.elementEditAttempts {
+      let last = attempt == Self.elementEditAttempts
+      let epoch = last ? nil : settledLocalWriteEpoch(of: key.name)
+      guard case .edited(let stored) = editedValue(of: key, edit) else { return }
+      if writeTyped(stored, for: key, readAt: epoch) { break }
+      state.withLock { $0.debug("element edit of \(key.name): Zephyr writes the key meanwhile, read it again") }
+      if attempt == Self.elementEditAttempts - 1 {
+        state.withLock { state in
+          state.warn(
+            "element edit of \(key.name) written while Zephyr kept writing the key: a pulled element may be pushed as removed"
+          )
+        }
+      }
+    }
+    emitLogs()
+  }
+
+  /// The key's ``OperationLane/localWriteEpochs`` count once no write of it by Zephyr is
+  /// in flight: waits for the batch writing it to commit, for a second at most (a batch
+  /// that waits for this thread, through an observer, lets it go then). On the batch's
+  /// own thread it does not wait: the batch's writes were made before.
+  private func settledLocalWriteEpoch(of name: String) -> UInt64 {
+    let thread = ThreadIdentity.current
+    let deadline = Date(timeIntervalSinceNow: 1)
+    localWritesCommitted.lock()
+    defer { localWritesCommitted.unlock() }
+    while true {
+      let (epoch, owned) = state.withLock { ($0.lane.localWriteEpochs[name] ?? 0, $0.lane.isOwned(by: thread)) }
+      if epoch.isMultiple(of: 2) || owned || !localWritesCommitted.wait(until: deadline) { return epoch }
+    }
+  }
+
+  private enum ElementEdit {
+    case edited(PropertyListValue?)
+    case refused
+  }
+
+  /// The key's stored set with `edit` applied, in its stored form; refused (with the
+  /// refusal recorded) when the stored value is not a `Value` or the edited one does not
+  /// encode.
+  private func editedValue<Value: SetSyncValue>(of key: SyncKey<Value>, _ edit: (inout Value) -> Void) -> ElementEdit {
     var value = key.defaultValue
-    if let stored {
+    if let stored = storedValue(forKey: key.name) {
       guard let read = validDecoded(stored, for: key) else {
         refuseElementEdit(of: key)
-        return
+        return .refused
       }
       value = read
     }
     edit(&value)
+    if let hook = testHooks.withLock({ $0.betweenElementReadAndWrite }) { hook(key.name) }
     let edited: PropertyListValue?
     do {
       edited = try value.propertyList
     } catch {
       refuseTypedWrite(of: key, error)
-      return
+      return .refused
     }
     // Decoding a packed set's blob gives back the set: kept, the next edit or read of
     // the key decodes nothing.
     if value is any ExactlyStored, case .data(let blob)? = edited { keepDecoded(value, as: blob, for: key.name) }
-    writeTyped(edited, for: key)
+    return .edited(edited)
   }
 
   private func refuseElementEdit<Value: SetSyncValue>(of key: SyncKey<Value>) {

@@ -119,17 +119,31 @@ extension SyncCoordinator {
 
   /// Writes `value` (or removes the key, for `nil`) as Zephyr's own write, tells the
   /// key's streams, and schedules its push.
-  func writeTyped<Value>(_ value: PropertyListValue?, for key: SyncKey<Value>) {
+  ///
+  /// - Parameter epoch: For a value computed from a read of the key: the key's
+  ///   ``OperationLane/localWriteEpochs`` count before that read. When one of Zephyr's
+  ///   own writes of the key was in flight then or has begun since, nothing is written
+  ///   and this returns `false`: the read may have missed it, so read again.
+  @discardableResult
+  func writeTyped<Value>(_ value: PropertyListValue?, for key: SyncKey<Value>, readAt epoch: UInt64? = nil) -> Bool {
     use(key, reconciling: false)
     let name = key.name
     // Before the first unlock nothing is written: the set waits, and reads back as set.
-    if holdTypedSetUntilProtectedData(value, forKey: name) { return }
+    if holdTypedSetUntilProtectedData(value, forKey: name) { return true }
     // Recorded before the write: a pull that writes the key meanwhile marks it to be
-    // read again, whichever of the two writes lands last.
-    state.withLock { state in
+    // read again, whichever of the two writes lands last; a pull planned from now on
+    // that did not read this value leaves the key to this write's push.
+    let thread = ThreadIdentity.current
+    let recorded = state.withLock { state -> Bool in
+      if let epoch, !state.lane.isOwned(by: thread) {
+        // (On the operation's own thread, its writes of the key were made before.)
+        guard epoch.isMultiple(of: 2), state.lane.localWriteEpochs[name] ?? 0 == epoch else { return false }
+      }
       state.lane.typedWrites[name] = .written(value)
       state.refusals.clearTypedRefusal(of: name)
+      return true
     }
+    guard recorded else { return false }
     // Not through an operation's call out: this runs on the app's thread, outside the
     // lane, maybe while another thread's operation runs (see ``writeAsOwn(_:)``).
     let counted = writeAsOwn { domain in
@@ -139,6 +153,7 @@ extension SyncCoordinator {
     // and the typed write waits to share its push.
     if counted.includeOtherEdits { schedulePush(diffingDomain: true) } else { scheduleCoalescedPush() }
     publishChanges(of: [name])
+    return true
   }
 
   /// Refuses a set whose value could not be encoded: nothing is written or pushed, a
