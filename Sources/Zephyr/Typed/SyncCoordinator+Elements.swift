@@ -11,7 +11,13 @@ extension SyncCoordinator {
   ///
   /// The set is read and written back at once (as ``subscript(_:)`` would), so an
   /// element another device added meanwhile is kept by the merge. The write costs what
-  /// encoding the whole set costs (about a millisecond for 25,000 packed ids).
+  /// encoding the whole set costs (about a millisecond for 25,000 packed ids); the set
+  /// it wrote is kept decoded, so the next edit or read does not decode it again.
+  ///
+  /// Safe to call from any thread while the coordinator syncs: an edit that read the key
+  /// while Zephyr was writing it (a pull of another device's edit) reads and edits again,
+  /// waiting for that write to be committed, so neither the pulled elements nor the
+  /// edit are lost.
   public func insert<Value: SetSyncValue>(_ element: Value.SetElement, into key: SyncKey<Value>) {
     insert(contentsOf: CollectionOfOne(element), into: key)
   }
