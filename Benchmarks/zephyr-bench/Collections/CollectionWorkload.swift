@@ -23,7 +23,7 @@ struct CollectionWorkload {
   /// How many of the first ids each of the first two devices removes, one edit.
   var removals = 25
   /// Timed repetitions of an inbound change and of a read.
-  var inboundRuns = 9
+  var inboundRuns = 21
   var readRuns = 101
   var seed: UInt64 = 0x5EED_2026
 

@@ -22,10 +22,7 @@ extension EngineState {
     // Read, even when not taken: later writes are numbered above it.
     observe(max(merge.agreed.generation, merge.state.context.maximum))
     // (A merge that writes locally was read again with the pulls: `current` holds it.)
-    if merge.local != nil,
-      LedgerEntry.Agreed(batch.current[key]) != LedgerEntry.Agreed(before)
-        || typedWriteIsLanding(key, current: batch.current[key])
-    {
+    if merge.local != nil, LedgerEntry.Agreed(batch.current[key]) != LedgerEntry.Agreed(before) {
       debug("keep \(key): edited locally while its merge was decided")
       return
     }

@@ -47,6 +47,9 @@ struct BatchPlan: Sendable {
   /// Records of compressed keys compressed ahead, with no lock held (see
   /// ``BatchDecisions/precompress(_:keys:deviceID:)``).
   var precompressed: [String: Precompressed] = [:]
+  /// See ``BatchDecisions/typedBases``: a local write of a key is made only if no typed
+  /// write of it was recorded since.
+  var typedBases: [String: UInt64] = [:]
 }
 
 /// What one batch decided, with the snapshots it decided from.
@@ -62,6 +65,9 @@ struct BatchDecisions: Sendable {
   var remote: [String: PropertyListValue]
   /// The records the plan will write for compressed keys, compressed ahead.
   var precompressed: [String: Precompressed] = [:]
+  /// Per key, the typed writes recorded when the batch read it (see
+  /// ``KeyWrites/batchBase``); a key missing had one landing.
+  var typedBases: [String: UInt64] = [:]
 }
 
 extension EngineState {
@@ -70,6 +76,7 @@ extension EngineState {
   /// the lock was taken). Calls out to nothing.
   mutating func plan(_ batch: BatchDecisions, now: Date) -> BatchPlan {
     var plan = BatchPlan(keys: batch.keys, now: now, precompressed: batch.precompressed)
+    plan.typedBases = batch.typedBases
     for key in batch.keys {
       guard let decision = batch.decisions[key] else { continue }
       if let problem = decision.problem {
@@ -105,17 +112,7 @@ extension EngineState {
         planMerge(key, merge, batch: batch, &plan)
       }
     }
-    for (write, _) in plan.writes where write.writesLocally { lane.localWriteEpochs[write.key, default: 0] += 1 }
     return plan
-  }
-
-  /// Whether a typed write of `key` was recorded that the batch's read (`current`) did
-  /// not see: it is landing in `UserDefaults` meanwhile, so a write of the key now could
-  /// land after it and replace it. Its push follows, and merges what the batch would have
-  /// written.
-  func typedWriteIsLanding(_ key: String, current: PropertyListValue?) -> Bool {
-    guard case .written(let typed)? = lane.typedWrites[key] else { return false }
-    return LedgerEntry.Agreed(typed) != LedgerEntry.Agreed(current)
   }
 
   /// Plans a record write, unless it does not fit the limits (then the key is refused and
@@ -161,9 +158,7 @@ extension EngineState {
     let current = batch.current[key]
     // Read, even when not taken: later writes are numbered above it.
     observe(stamp.generation)
-    guard LedgerEntry.Agreed(current) == LedgerEntry.Agreed(batch.local[key]),
-      !typedWriteIsLanding(key, current: current)
-    else {
+    guard LedgerEntry.Agreed(current) == LedgerEntry.Agreed(batch.local[key]) else {
       debug("keep \(key): edited locally while its pull was decided")
       return
     }
@@ -186,7 +181,6 @@ extension EngineState {
   /// writes that were not made fall back), refusals of keys handled cleanly are lifted,
   /// and the status times are set.
   mutating func commit(_ plan: BatchPlan, made: Set<String>) {
-    for (write, _) in plan.writes where write.writesLocally { lane.localWriteEpochs[write.key, default: 0] += 1 }
     for (key, entry) in plan.settled {
       if made.contains(key) {
         setLedger(key, entry)

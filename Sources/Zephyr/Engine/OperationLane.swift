@@ -65,10 +65,9 @@ struct OperationLane: Sendable {
   /// Typed writes not pushed yet, by key: pushed with the next push of local edits,
   /// without reading the domain.
   var typedWrites: [String: TypedWrite] = [:]
-  /// Per key, Zephyr's own `UserDefaults` writes of it that batches planned, counted once
-  /// when planned and again when committed: odd while one is in flight. An element edit
-  /// that read the key while this count moved may have read what the write replaced.
-  var localWriteEpochs: [String: UInt64] = [:]
+  /// Per key, what element edits and batches need to know of each other's writes (see
+  /// ``KeyWrites``).
+  var keyWrites: [String: KeyWrites] = [:]
 
   /// Whether an operation is running.
   var isBusy: Bool { phase != .idle }
@@ -138,5 +137,54 @@ extension EngineState {
     lane.queue(request)
     debug("\(request.callName) while another thread writes UserDefaults: queued for that operation")
     return false
+  }
+}
+
+/// One key's writes to `UserDefaults` in flight or made, by Zephyr's batches and by typed
+/// writes, so that neither replaces the other unseen. An element edit reads the key,
+/// edits the set and writes it back outside the lane; a batch reads the key, decides,
+/// and writes it from the lane. Each side notes here what it is about to write, and
+/// checks, before it writes, that nothing the other side wrote could have been missed by
+/// its read. No lock is held across a write: the checks and notes are made under the
+/// engine's lock, the writes after it.
+struct KeyWrites: Sendable, Equatable {
+  /// The batch's own writes of the key made so far.
+  var batchWrites: UInt64 = 0
+  /// The value a batch is writing now (`.some(nil)`: removing the key), until its write
+  /// returns.
+  var batchWriting: PropertyListValue??
+  /// Typed writes recorded so far.
+  var typedWrites: UInt64 = 0
+  /// Typed writes recorded whose write has not returned yet.
+  var typedLanding = 0
+
+  /// What an element edit notes before it reads the key; `nil` while a typed write of the
+  /// key is landing (the read could miss it: wait for it).
+  var editBase: EditBase? {
+    typedLanding > 0 ? nil : EditBase(batchWrites: batchWrites, typedWrites: typedWrites)
+  }
+
+  struct EditBase: Sendable, Equatable {
+    var batchWrites: UInt64
+    var typedWrites: UInt64
+  }
+
+  /// Whether an element edit that noted `base`, then read `read`, may write: no batch
+  /// write of the key was made since, none is in flight unless the read shows it landed,
+  /// and no other typed write was recorded since.
+  func admitsEdit(from base: EditBase, read: PropertyListValue?) -> Bool {
+    guard batchWrites == base.batchWrites, typedWrites == base.typedWrites else { return false }
+    guard let writing = batchWriting else { return true }
+    return LedgerEntry.Agreed(writing) == LedgerEntry.Agreed(read)
+  }
+
+  /// What a batch notes before it reads the key to decide a write of it: the typed writes
+  /// recorded, or `nil` while one is landing (the read could miss it).
+  var batchBase: UInt64? { typedLanding > 0 ? nil : typedWrites }
+
+  /// Whether a batch that noted `base` before its read may write the key now: no typed
+  /// write was recorded since, or was landing then.
+  func admitsBatchWrite(from base: UInt64?) -> Bool {
+    base == typedWrites && typedLanding == 0
   }
 }

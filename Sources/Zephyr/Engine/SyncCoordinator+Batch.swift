@@ -21,18 +21,19 @@ extension SyncCoordinator {
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     let read = readLedger(of: keys, local: local, remote: remote, shared: shared, policy: policy)
     let decisions = decide(read.inputs, read.context, callingOut: read.callsOut)
-    let current = readPulledKeysAgain(keys, decisions, local: local, presumed: presumed)
+    let (current, epoch, typedBases) = readPulledKeysAgain(keys, decisions, local: local, presumed: presumed)
     // A presumed value found otherwise (an edit not pushed yet, or made meanwhile) is
     // decided again, after this batch, from the value read.
     let unconfirmed = Set(
       presumed.filter { LedgerEntry.Agreed(current[$0]) != LedgerEntry.Agreed(local[$0]) })
+    let reset = epoch.map { epoch in state.withLock { $0.ledger.epoch != epoch } } ?? false
     let batchKeys = unconfirmed.isEmpty ? keys : keys.filter { !unconfirmed.contains($0) }
     // Compressed here, with no lock held: the plan checks sizes under its lock.
     let precompressed = BatchDecisions.precompress(
       decisions, keys: read.compressed.subtracting(unconfirmed), deviceID: read.context.deviceID)
     let batch = BatchDecisions(
       keys: batchKeys, decisions: decisions, local: local, current: current, remote: remote,
-      precompressed: precompressed)
+      precompressed: precompressed, typedBases: typedBases)
     let now = self.now()
     let plan = state.withLock { $0.plan(batch, now: now) }
     var written = apply(plan, &effects)
@@ -41,6 +42,9 @@ extension SyncCoordinator {
     // the local value the batch read (a local edit it pushed, or one it kept). They skip
     // repeats.
     effects.reconciledObserved.formUnion(batchKeys.filter(effects.observed.contains))
+    // A reset found by the read clears the history first: the keys it emptied are then
+    // decided as on a new install, which pulls and removes nothing.
+    if reset, let epoch { verifyEpoch(epoch) }
     if !unconfirmed.isEmpty {
       state.withLock { $0.debug("\(unconfirmed.count) key(s) found edited since agreed: decided again") }
       let found = current.filter { unconfirmed.contains($0.key) }
@@ -93,11 +97,15 @@ extension SyncCoordinator {
 
   /// Pulls must not overwrite an edit made while they were decided: the pulled keys (and
   /// merges that write locally) are read again, with the `presumed` keys, all at once (on
-  /// Linux the first read after a write costs the whole domain). Returns their values now.
+  /// Linux the first read after a write costs the whole domain). Returns their values now,
+  /// the ledger epoch read with them (`.some(nil)`: none; `nil` when nothing was read),
+  /// and what the lane knew
+  /// of typed writes of every key just before (``KeyWrites/batchBase``): a typed write
+  /// recorded after it is not in the values read.
   private func readPulledKeysAgain(
     _ keys: [String], _ decisions: [String: Reconciler.Decision], local: [String: PropertyListValue],
     presumed: Set<String>
-  ) -> [String: PropertyListValue] {
+  ) -> (values: [String: PropertyListValue], epoch: String??, typedBases: [String: UInt64]) {
     let pulled = Set(keys).filter { key in
       switch decisions[key]?.action {
       case .pull?: true
@@ -105,11 +113,18 @@ extension SyncCoordinator {
       default: false
       }
     }
-    if let hook = testHooks.withLock({ $0.beforePullWrite }) { for key in keys where pulled.contains(key) { hook(key) } }
+    if let hook = testHooks.withLock({ $0.beforePullWrite }) {
+      for key in keys where pulled.contains(key) { hook(key) }
+    }
+    let typedBases = state.withLock { state in
+      var bases: [String: UInt64] = [:]
+      for key in keys { bases[key] = state.lane.keyWrites[key, default: KeyWrites()].batchBase }
+      return bases
+    }
     let reading = keys.filter { presumed.contains($0) || pulled.contains($0) }
-    guard !reading.isEmpty else { return [:] }
+    guard !reading.isEmpty else { return ([:], nil, typedBases) }
     let current = domain.values(forKeys: reading) { key, value in local[key].map(value.isSameValue(as:)) ?? false }
-    return current.values
+    return (current.values, .some(current.epoch), typedBases)
   }
 
   /// Whether other processes sync this suite (see ``SyncConfiguration/sharedByProcesses``).
@@ -146,16 +161,25 @@ extension SyncCoordinator {
     for (write, log) in plan.writes {
       switch write {
       case .store(let key, let record, let merged):
-        guard mayWrite(.store(key)) else { continue }
+        if let merged, !beginLocalWrite(key, merged.value, plan) { continue }
+        guard mayWrite(.store(key)) else {
+          if merged != nil { endLocalWrite(key, made: false) }
+          continue
+        }
         store.setValue(record, forKey: key)
         written.insert(key)
         effects.storeWritten = true
         if let merged {
-          guard writeLocally(key, merged.value) else { continue }
+          let made = writeLocally(key, merged.value)
+          endLocalWrite(key, made: made)
+          guard made else { continue }
           effects.changedKeys.insert(key)
         }
       case .local(let key, let content):
-        guard writeLocally(key, content.value) else { continue }
+        guard beginLocalWrite(key, content.value, plan) else { continue }
+        let made = writeLocally(key, content.value)
+        endLocalWrite(key, made: made)
+        guard made else { continue }
         effects.changedKeys.insert(key)
       }
       made.insert(write.key)
@@ -169,11 +193,39 @@ extension SyncCoordinator {
       // which of the two writes came last, only UserDefaults knows.
       for key in changed where state.lane.typedWrites[key] != nil { state.lane.typedWrites[key] = .reread }
     }
-    if plan.writes.contains(where: \.write.writesLocally) {
-      localWritesCommitted.lock()
-      localWritesCommitted.broadcast()
-      localWritesCommitted.unlock()
-    }
     return written
+  }
+
+  /// Notes that the batch writes `value` to `key` now, unless a typed write of the key
+  /// was recorded since the batch read it, or was landing then (``KeyWrites``): that
+  /// write could land after this one and replace it, or be replaced by it. Then the key
+  /// is left to the typed write's push, which merges what the batch would have written,
+  /// and this returns `false`.
+  private func beginLocalWrite(_ key: String, _ value: PropertyListValue?, _ plan: BatchPlan) -> Bool {
+    state.withLock { state in
+      guard state.lane.keyWrites[key, default: KeyWrites()].admitsBatchWrite(from: plan.typedBases[key]) else {
+        state.debug("keep \(key): set locally since the batch read it, its push follows")
+        return false
+      }
+      state.lane.keyWrites[key, default: KeyWrites()].batchWriting = .some(value)
+      return true
+    }
+  }
+
+  /// Notes that the batch's write of `key` returned (`made`: it was written), and wakes
+  /// element edits waiting to read the key.
+  private func endLocalWrite(_ key: String, made: Bool) {
+    state.withLock { state in
+      state.lane.keyWrites[key, default: KeyWrites()].batchWriting = nil
+      if made { state.lane.keyWrites[key, default: KeyWrites()].batchWrites += 1 }
+    }
+    signalKeyWrites()
+  }
+
+  /// Wakes element edits waiting for a write of a key to return.
+  func signalKeyWrites() {
+    keyWritesSettled.lock()
+    keyWritesSettled.broadcast()
+    keyWritesSettled.unlock()
   }
 }

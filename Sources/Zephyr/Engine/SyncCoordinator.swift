@@ -76,9 +76,9 @@ public final class SyncCoordinator: Sendable {
   let changeObservers = Locked(ChangeObservers())
   /// The last large blob each typed key read, decoded (see ``DecodedRead``).
   let decodedReads = Locked<[String: DecodedRead]>([:])
-  /// Signalled when a batch has committed its own `UserDefaults` writes (see
-  /// ``OperationLane/localWriteEpochs``), for element edits waiting to read the keys.
-  let localWritesCommitted = NSCondition()
+  /// Signalled when a write of a key that element edits wait for returns (see
+  /// ``KeyWrites``).
+  let keyWritesSettled = NSCondition()
   let localEditQueue = DispatchQueue(label: "Zephyr.local-edits")
 
   /// Creates a coordinator and starts observing the store's external changes and the

@@ -46,52 +46,67 @@ extension SyncCoordinator {
 }
 
 extension SyncCoordinator {
-  /// How many times an element edit reads the key again while Zephyr writes it.
-  static let elementEditAttempts = 8
-
   /// Reads the key's set, applies `edit`, and writes it back as one typed write. A
   /// local value that is not a `Value` (it would read as the default) is refused and
   /// kept: the edit would replace it with the default plus the edit.
   ///
-  /// A write of the key by Zephyr itself (a pull) in flight during the read, or begun
-  /// since, could be replaced by the edit's value, which lacks what it wrote, and the
-  /// next push would count its elements as removed here: the edit reads and edits again
-  /// instead. After ``elementEditAttempts`` reads it writes anyway, and warns.
+  /// Another write of the key may land between the read and the write: Zephyr's own (a
+  /// pull) or another thread's typed write. The edit's value would lack what it wrote,
+  /// and the next push would count that as removed here. So the edit notes the key's
+  /// writes before it reads (waiting for one in flight to return), and writes only if
+  /// none could have been missed (``KeyWrites``); else it reads and edits again. After a
+  /// second of waiting it writes anyway, and warns.
   private func editElements<Value: SetSyncValue>(of key: SyncKey<Value>, _ edit: (inout Value) -> Void) {
-    for attempt in 1...Self.elementEditAttempts {
-      let last = attempt == Self.elementEditAttempts
-      let epoch = last ? nil : settledLocalWriteEpoch(of: key.name)
-      guard case .edited(let stored) = editedValue(of: key, edit) else { return }
-      if writeTyped(stored, for: key, readAt: epoch) { break }
-      state.withLock { $0.debug("element edit of \(key.name): Zephyr writes the key meanwhile, read it again") }
-      if attempt == Self.elementEditAttempts - 1 {
-        state.withLock { state in
-          state.warn(
-            "element edit of \(key.name) written while Zephyr kept writing the key: a pulled element may be pushed as removed"
-          )
+    let deadline = Date(timeIntervalSinceNow: 1)
+    var checked = true
+    while true {
+      var base: KeyWrites.EditBase?
+      if checked {
+        base = settledEditBase(of: key.name, until: deadline)
+        if base == nil {
+          checked = false
+          state.withLock { state in
+            state.warn("element edit of \(key.name) written while another write of the key did not return for a second")
+          }
         }
       }
+      guard case .edited(let read, let stored) = editedValue(of: key, edit) else { return }
+      if writeTyped(stored, for: key, edit: base.map { ($0, read) }) { break }
+      state.withLock { $0.debug("element edit of \(key.name): the key was written meanwhile, read it again") }
+      if !waitForKeyWrite(of: key.name, until: deadline) { checked = false }
     }
     emitLogs()
   }
 
-  /// The key's ``OperationLane/localWriteEpochs`` count once no write of it by Zephyr is
-  /// in flight: waits for the batch writing it to commit, for a second at most (a batch
-  /// that waits for this thread, through an observer, lets it go then). On the batch's
-  /// own thread it does not wait: the batch's writes were made before.
-  private func settledLocalWriteEpoch(of name: String) -> UInt64 {
-    let thread = ThreadIdentity.current
-    let deadline = Date(timeIntervalSinceNow: 1)
-    localWritesCommitted.lock()
-    defer { localWritesCommitted.unlock() }
+  /// What the lane knows of the key's writes (``KeyWrites/EditBase``) once no typed write
+  /// of it is landing; `nil` when one still is at `deadline`. (A batch's write in flight
+  /// is not waited for: the read shows whether it landed, see
+  /// ``KeyWrites/admitsEdit(from:read:)``; an observer of that very write, running while
+  /// the batch waits for it, reads it landed.)
+  private func settledEditBase(of name: String, until deadline: Date) -> KeyWrites.EditBase? {
+    keyWritesSettled.lock()
+    defer { keyWritesSettled.unlock() }
     while true {
-      let (epoch, owned) = state.withLock { ($0.lane.localWriteEpochs[name] ?? 0, $0.lane.isOwned(by: thread)) }
-      if epoch.isMultiple(of: 2) || owned || !localWritesCommitted.wait(until: deadline) { return epoch }
+      if let base = state.withLock({ ($0.lane.keyWrites[name] ?? KeyWrites()).editBase }) { return base }
+      if !keyWritesSettled.wait(until: deadline) { return nil }
+    }
+  }
+
+  /// Waits, until `deadline`, for the write of the key in flight (a batch's or a typed
+  /// one), if any, to return; `false` when the deadline passed.
+  private func waitForKeyWrite(of name: String, until deadline: Date) -> Bool {
+    keyWritesSettled.lock()
+    defer { keyWritesSettled.unlock() }
+    while true {
+      let writes = state.withLock { $0.lane.keyWrites[name] ?? KeyWrites() }
+      if writes.batchWriting == nil, writes.typedLanding == 0 { return Date() < deadline }
+      if !keyWritesSettled.wait(until: deadline) { return false }
     }
   }
 
   private enum ElementEdit {
-    case edited(PropertyListValue?)
+    /// The value read, and the edited one.
+    case edited(read: PropertyListValue?, PropertyListValue?)
     case refused
   }
 
@@ -100,7 +115,8 @@ extension SyncCoordinator {
   /// encode.
   private func editedValue<Value: SetSyncValue>(of key: SyncKey<Value>, _ edit: (inout Value) -> Void) -> ElementEdit {
     var value = key.defaultValue
-    if let stored = storedValue(forKey: key.name) {
+    let stored = storedValue(forKey: key.name)
+    if let stored {
       guard let read = validDecoded(stored, for: key) else {
         refuseElementEdit(of: key)
         return .refused
@@ -119,7 +135,7 @@ extension SyncCoordinator {
     // Decoding a packed set's blob gives back the set: kept, the next edit or read of
     // the key decodes nothing.
     if value is any ExactlyStored, case .data(let blob)? = edited { keepDecoded(value, as: blob, for: key.name) }
-    return .edited(edited)
+    return .edited(read: stored, edited)
   }
 
   private func refuseElementEdit<Value: SetSyncValue>(of key: SyncKey<Value>) {

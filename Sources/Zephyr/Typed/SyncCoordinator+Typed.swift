@@ -120,26 +120,30 @@ extension SyncCoordinator {
   /// Writes `value` (or removes the key, for `nil`) as Zephyr's own write, tells the
   /// key's streams, and schedules its push.
   ///
-  /// - Parameter epoch: For a value computed from a read of the key: the key's
-  ///   ``OperationLane/localWriteEpochs`` count before that read. When one of Zephyr's
-  ///   own writes of the key was in flight then or has begun since, nothing is written
-  ///   and this returns `false`: the read may have missed it, so read again.
+  /// - Parameter edit: For a value computed from a read of the key (an element edit):
+  ///   what the edit noted before its read, and the value it read. When a write of the
+  ///   key by Zephyr or another typed write could have been missed by that read (see
+  ///   ``KeyWrites/admitsEdit(from:read:)``), nothing is written and this returns `false`:
+  ///   read again.
   @discardableResult
-  func writeTyped<Value>(_ value: PropertyListValue?, for key: SyncKey<Value>, readAt epoch: UInt64? = nil) -> Bool {
+  func writeTyped<Value>(
+    _ value: PropertyListValue?, for key: SyncKey<Value>,
+    edit: (base: KeyWrites.EditBase, read: PropertyListValue?)? = nil
+  ) -> Bool {
     use(key, reconciling: false)
     let name = key.name
     // Before the first unlock nothing is written: the set waits, and reads back as set.
     if holdTypedSetUntilProtectedData(value, forKey: name) { return true }
     // Recorded before the write: a pull that writes the key meanwhile marks it to be
-    // read again, whichever of the two writes lands last; a pull planned from now on
-    // that did not read this value leaves the key to this write's push.
-    let thread = ThreadIdentity.current
+    // read again, whichever of the two writes lands last; a batch that read the key
+    // before this record leaves it to this write's push (``KeyWrites``).
     let recorded = state.withLock { state -> Bool in
-      if let epoch, !state.lane.isOwned(by: thread) {
-        // (On the operation's own thread, its writes of the key were made before.)
-        guard epoch.isMultiple(of: 2), state.lane.localWriteEpochs[name] ?? 0 == epoch else { return false }
+      if let edit, !state.lane.keyWrites[name, default: KeyWrites()].admitsEdit(from: edit.base, read: edit.read) {
+        return false
       }
       state.lane.typedWrites[name] = .written(value)
+      state.lane.keyWrites[name, default: KeyWrites()].typedWrites += 1
+      state.lane.keyWrites[name, default: KeyWrites()].typedLanding += 1
       state.refusals.clearTypedRefusal(of: name)
       return true
     }
@@ -149,6 +153,8 @@ extension SyncCoordinator {
     let counted = writeAsOwn { domain in
       if let value { domain.set(value, forKey: name) } else { domain.remove(forKey: name) }
     }
+    state.withLock { $0.lane.keyWrites[name, default: KeyWrites()].typedLanding -= 1 }
+    signalKeyWrites()
     // An observer edited the suite from inside our write: that edit is pushed at once,
     // and the typed write waits to share its push.
     if counted.includeOtherEdits { schedulePush(diffingDomain: true) } else { scheduleCoalescedPush() }

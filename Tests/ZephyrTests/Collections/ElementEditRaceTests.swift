@@ -18,6 +18,7 @@ struct ElementEditRaceTests {
     let a = harness.device("A", monitored: ["read"])
     let b = harness.device("B", monitored: ["read"])
     _ = b.coordinator[Self.read]
+    b.settle()  // the first use's reconcile
     a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
     a.settle()
     harness.cloud.deliver()
@@ -35,7 +36,7 @@ struct ElementEditRaceTests {
     a.settle()
     #expect(b.coordinator[Self.read] == [1, 2, 10, 20])
     #expect(a.coordinator[Self.read] == [1, 2, 10, 20])
-    #expect(b.debugLines.contains { $0.contains("Zephyr writes the key meanwhile, read it again") })
+    #expect(b.debugLines.contains { $0.contains("the key was written meanwhile, read it again") })
   }
 
   /// A pull decided while an insert's write is about to land (recorded, not yet in
@@ -46,6 +47,7 @@ struct ElementEditRaceTests {
     let a = harness.device("A", monitored: ["read"])
     let b = harness.device("B", monitored: ["read"])
     _ = b.coordinator[Self.read]
+    b.settle()  // the first use's reconcile
     a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
     a.settle()
     harness.cloud.deliver()
@@ -66,7 +68,7 @@ struct ElementEditRaceTests {
     }
     b.coordinator.insert(20, into: Self.read)
     defaults.writeInterceptor = nil
-    #expect(b.debugLines.contains { $0.contains("keep read: edited locally while its") })
+    #expect(b.debugLines.contains { $0.contains("keep read: set locally since the batch read it") })
     b.settle()
     harness.cloud.deliver()
     a.settle()
@@ -81,6 +83,7 @@ struct ElementEditRaceTests {
     let a = harness.device("A", monitored: ["read"])
     let b = harness.device("B", monitored: ["read"])
     _ = b.coordinator[Self.read]
+    b.settle()  // the first use's reconcile
     let coordinator = b.coordinator
     let inserting = DispatchSemaphore(value: 0)
     DispatchQueue.global().async {

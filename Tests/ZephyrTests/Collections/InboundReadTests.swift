@@ -60,6 +60,7 @@ struct InboundReadTests {
     let a = harness.device("A", monitored: ["read"])
     let b = harness.device("B", monitored: ["read"])
     _ = b.coordinator[Self.read]
+    b.settle()  // the first use's reconcile
     a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
     a.settle()
     harness.cloud.deliver()
@@ -69,7 +70,12 @@ struct InboundReadTests {
     let calls = Locked(0)
     coordinator.testHooks.withLock { hooks in
       hooks.beforePullWrite = { [weak coordinator] key in
-        guard key == "read", let coordinator, calls.withLock({ $0 += 1; return $0 }) == 1 else { return }
+        guard key == "read", let coordinator,
+          calls.withLock({
+            $0 += 1
+            return $0
+          }) == 1
+        else { return }
         coordinator.insert(20, into: Self.read)
       }
     }
@@ -94,6 +100,7 @@ struct InboundReadTests {
       configuration.coalescingScheduler = { scheduler.schedule(after: $0, $1) }
     }
     _ = b.coordinator[Self.read]
+    b.settle()  // the first use's reconcile
     a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
     a.settle()
     harness.cloud.deliver()
@@ -101,7 +108,7 @@ struct InboundReadTests {
     a.coordinator.insert(10, into: Self.read)
     a.settle()
     harness.cloud.deliver()
-    #expect(b.coordinator[Self.read] == [1, 2, 10, 20])
+    #expect(b.coordinator[Self.read] == [1, 2, 10, 20], "\(b.debugLines)")
     scheduler.fire()
     b.settle()
     harness.cloud.deliver()
@@ -115,6 +122,7 @@ struct InboundReadTests {
     let a = harness.device("A", monitored: ["read"])
     let b = harness.device("B", monitored: ["read"])
     _ = b.coordinator[Self.read]
+    b.settle()  // the first use's reconcile
     a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
     a.settle()
     harness.cloud.deliver()
