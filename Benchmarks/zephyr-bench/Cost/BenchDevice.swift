@@ -14,7 +14,9 @@ final class BenchDevice {
   ///   before the app launched; `false` (the default) models a new install.
   init(name: String, cloud: SimulatedCloud, tag: String, installed: Bool = false) {
     suiteName = "zephyr-bench.\(tag).\(name)"
-    guard let defaults = ReadCountingDefaults(suiteName: suiteName) else { fatalError("cannot open suite \(suiteName)") }
+    guard let defaults = ReadCountingDefaults(suiteName: suiteName) else {
+      fatalError("cannot open suite \(suiteName)")
+    }
     defaults.removePersistentDomain(forName: suiteName)
     self.defaults = defaults
     store = cloud.device(name, initiallyDownloaded: installed)

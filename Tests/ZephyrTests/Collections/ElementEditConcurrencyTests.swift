@@ -15,12 +15,7 @@ struct ElementEditConcurrencyTests {
   /// 2's element (it reads and edits again).
   @Test func twoConcurrentInsertsBothLand() {
     let harness = Harness()
-    let a = harness.device("A", monitored: ["read"])
-    let b = harness.device("B", monitored: ["read"])
-    _ = b.coordinator[Self.read]
-    b.settle()  // the first use's reconcile
-    b.coordinator.insert(contentsOf: [1, 2], into: Self.read)
-    b.settle()
+    let (a, b) = harness.devicesAgreeing(on: [1, 2])
     let coordinator = b.coordinator
     let fired = Locked(false)
     coordinator.testHooks.withLock { hooks in

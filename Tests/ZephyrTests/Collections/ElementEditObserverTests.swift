@@ -14,16 +14,7 @@ struct ElementEditObserverTests {
   /// read and 70 into starred, uploaded but not delivered.
   static func staged() -> (Harness, TestDevice, TestDevice) {
     let harness = Harness()
-    let a = harness.device("A", monitored: ["read", "starred"])
-    let b = harness.device("B", monitored: ["read", "starred"])
-    _ = b.coordinator[Self.read]
-    _ = b.coordinator[Self.starred]
-    b.settle()  // the first uses' reconcile
-    a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
-    a.coordinator.insert(contentsOf: [7, 8], into: Self.starred)
-    a.settle()
-    harness.cloud.deliver()
-    b.settle()
+    let (a, b) = harness.devicesAgreeing(on: ["read": [1, 2], "starred": [7, 8]])
     a.coordinator.insert(10, into: Self.read)
     a.coordinator.insert(70, into: Self.starred)
     a.settle()

@@ -15,13 +15,7 @@ struct ElementEditRaceTests {
   /// (before the fix, 10 was removed everywhere). The insert reads again.
   @Test func aPullWrittenDuringAnInsertIsNotRemoved() {
     let harness = Harness()
-    let a = harness.device("A", monitored: ["read"])
-    let b = harness.device("B", monitored: ["read"])
-    _ = b.coordinator[Self.read]
-    b.settle()  // the first use's reconcile
-    a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
-    a.settle()
-    harness.cloud.deliver()
+    let (a, b) = harness.devicesAgreeing(on: [1, 2])
     a.coordinator.insert(10, into: Self.read)
     a.settle()
 
@@ -44,13 +38,7 @@ struct ElementEditRaceTests {
   /// leaves the key to the insert's push, which merges both.
   @Test func aPullDoesNotWriteOverAnInsertAboutToLand() throws {
     let harness = Harness()
-    let a = harness.device("A", monitored: ["read"])
-    let b = harness.device("B", monitored: ["read"])
-    _ = b.coordinator[Self.read]
-    b.settle()  // the first use's reconcile
-    a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
-    a.settle()
-    harness.cloud.deliver()
+    let (a, b) = harness.devicesAgreeing(on: [1, 2])
     a.coordinator.insert(10, into: Self.read)
     a.settle()
 
@@ -80,10 +68,7 @@ struct ElementEditRaceTests {
   /// every element ends on both devices.
   @Test func insertsRacingPullsLoseNothing() {
     let harness = Harness()
-    let a = harness.device("A", monitored: ["read"])
-    let b = harness.device("B", monitored: ["read"])
-    _ = b.coordinator[Self.read]
-    b.settle()  // the first use's reconcile
+    let (a, b) = harness.devicesAgreeing(on: [])
     let coordinator = b.coordinator
     let inserting = DispatchSemaphore(value: 0)
     DispatchQueue.global().async {

@@ -10,22 +10,12 @@ import ZephyrTesting
 struct InboundReadTests {
   static let read = SyncKey<PackedSet<UInt32>>("read", default: [], merge: .set)
 
-  /// `UserDefaults` that counts `object(forKey:)` calls per key.
-  final class CountingDefaults: UserDefaults {
-    private let counts = Locked<[String: Int]>([:])
-
-    override func object(forKey defaultName: String) -> Any? {
-      counts.withLock { $0[defaultName, default: 0] += 1 }
-      return super.object(forKey: defaultName)
-    }
-
-    func reads(of key: String) -> Int { counts.withLock { $0[key] ?? 0 } }
-  }
-
   /// Device B of `harness`, over counting defaults.
-  static func countingDevice(_ harness: Harness) -> (SyncCoordinator, CountingDefaults, String) {
+  static func countingDevice(_ harness: Harness) -> (SyncCoordinator, ReadCountingDefaults, String) {
     let suiteName = "zephyr-tests.counting.\(UUID().uuidString.prefix(8))"
-    guard let defaults = CountingDefaults(suiteName: suiteName) else { preconditionFailure("cannot open \(suiteName)") }
+    guard let defaults = ReadCountingDefaults(suiteName: suiteName) else {
+      preconditionFailure("cannot open \(suiteName)")
+    }
     let coordinator = SyncCoordinator(
       defaults: defaults, suiteName: suiteName, store: harness.cloud.device("B"),
       configuration: SyncConfiguration(deviceID: "B", ledgerDirectory: harness.ledgerDirectory))
@@ -57,13 +47,7 @@ struct InboundReadTests {
 
   @Test func anEditMadeWhileAStrategyKeysPullWasDecidedIsMergedNotOverwritten() {
     let harness = Harness()
-    let a = harness.device("A", monitored: ["read"])
-    let b = harness.device("B", monitored: ["read"])
-    _ = b.coordinator[Self.read]
-    b.settle()  // the first use's reconcile
-    a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
-    a.settle()
-    harness.cloud.deliver()
+    let (a, b) = harness.devicesAgreeing(on: [1, 2])
     #expect(b.coordinator[Self.read] == [1, 2])
 
     let coordinator = b.coordinator
@@ -71,10 +55,7 @@ struct InboundReadTests {
     coordinator.testHooks.withLock { hooks in
       hooks.beforePullWrite = { [weak coordinator] key in
         guard key == "read", let coordinator,
-          calls.withLock({
-            $0 += 1
-            return $0
-          }) == 1
+          calls.isFirstCall()
         else { return }
         coordinator.insert(20, into: Self.read)
       }
@@ -94,16 +75,10 @@ struct InboundReadTests {
 
   @Test func anInboundChangeMeetsATypedInsertNotYetPushed() {
     let harness = Harness()
-    let a = harness.device("A", monitored: ["read"])
     let scheduler = CoalescingTests.ManualScheduler()
-    let b = harness.device("B", monitored: ["read"]) { configuration in
+    let (a, b) = harness.devicesAgreeing(on: [1, 2]) { configuration in
       configuration.coalescingScheduler = { scheduler.schedule(after: $0, $1) }
     }
-    _ = b.coordinator[Self.read]
-    b.settle()  // the first use's reconcile
-    a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
-    a.settle()
-    harness.cloud.deliver()
     b.coordinator.insert(20, into: Self.read)  // waits for its coalesced push
     a.coordinator.insert(10, into: Self.read)
     a.settle()
@@ -119,13 +94,7 @@ struct InboundReadTests {
   /// here) is not the agreed one: the inbound change is decided again from it.
   @Test func anInboundChangeMeetsAValueWrittenUnseen() throws {
     let harness = Harness()
-    let a = harness.device("A", monitored: ["read"])
-    let b = harness.device("B", monitored: ["read"])
-    _ = b.coordinator[Self.read]
-    b.settle()  // the first use's reconcile
-    a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
-    a.settle()
-    harness.cloud.deliver()
+    let (a, b) = harness.devicesAgreeing(on: [1, 2])
     let other = try #require(AppleFaithfulDefaults(suiteName: b.suiteName))
     let edited = try #require(try PackedSet<UInt32>([1, 2, 20]).propertyList)
     other.set(edited.foundationValue, forKey: "read")

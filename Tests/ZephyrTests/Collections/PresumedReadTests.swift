@@ -16,16 +16,7 @@ struct PresumedReadTests {
   /// install (pulled), never pushed as removed.
   @Test func aDomainResetDuringAnInboundChangeDoesNotWipeTheCloud() {
     let harness = Harness()
-    let a = harness.device("A", monitored: ["read", "starred"])
-    let b = harness.device("B", monitored: ["read", "starred"])
-    _ = b.coordinator[Self.read]
-    _ = b.coordinator[Self.starred]
-    b.settle()  // the first uses' reconcile
-    a.coordinator.insert(contentsOf: [1, 2], into: Self.read)
-    a.coordinator.insert(contentsOf: [7, 8], into: Self.starred)
-    a.settle()
-    harness.cloud.deliver()
-    b.settle()
+    let (a, b) = harness.devicesAgreeing(on: ["read": [1, 2], "starred": [7, 8]])
     #expect(b.coordinator[Self.read] == [1, 2])
     #expect(b.coordinator[Self.starred] == [7, 8])
 
@@ -35,10 +26,7 @@ struct PresumedReadTests {
     b.coordinator.testHooks.withLock { hooks in
       hooks.beforePullWrite = { _ in
         guard
-          calls.withLock({
-            $0 += 1
-            return $0
-          }) == 1
+          calls.isFirstCall()
         else { return }
         defaults.removePersistentDomain(forName: suite)  // the app resets its defaults
       }
