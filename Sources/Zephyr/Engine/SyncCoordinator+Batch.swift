@@ -99,9 +99,8 @@ extension SyncCoordinator {
   /// merges that write locally) are read again, with the `presumed` keys, all at once (on
   /// Linux the first read after a write costs the whole domain). Returns their values now,
   /// the ledger epoch read with them (`.some(nil)`: none; `nil` when nothing was read),
-  /// and what the lane knew
-  /// of typed writes of every key just before (``KeyWrites/batchBase``): a typed write
-  /// recorded after it is not in the values read.
+  /// and what the lane knew of typed writes of every key just before
+  /// (``KeyWrites/batchBase``): a typed write recorded after it is not in the values read.
   private func readPulledKeysAgain(
     _ keys: [String], _ decisions: [String: Reconciler.Decision], local: [String: PropertyListValue],
     presumed: Set<String>

@@ -14,10 +14,10 @@ extension SyncCoordinator {
   /// encoding the whole set costs (about a millisecond for 25,000 packed ids); the set
   /// it wrote is kept decoded, so the next edit or read does not decode it again.
   ///
-  /// Safe to call from any thread while the coordinator syncs: an edit that read the key
-  /// while Zephyr was writing it (a pull of another device's edit) reads and edits again,
-  /// waiting for that write to be committed, so neither the pulled elements nor the
-  /// edit are lost.
+  /// Safe to call from any thread while the coordinator syncs: an edit whose read could
+  /// have missed another write of the key (a pull of another device's edit, or another
+  /// thread's edit) reads and edits again, so neither is lost. It waits for a write still
+  /// in flight, a second at most.
   public func insert<Value: SetSyncValue>(_ element: Value.SetElement, into key: SyncKey<Value>) {
     insert(contentsOf: CollectionOfOne(element), into: key)
   }
@@ -59,21 +59,23 @@ extension SyncCoordinator {
   private func editElements<Value: SetSyncValue>(of key: SyncKey<Value>, _ edit: (inout Value) -> Void) {
     let deadline = Date(timeIntervalSinceNow: 1)
     var checked = true
+    func stopChecking() {
+      checked = false
+      state.withLock { state in
+        state.warn(
+          "element edit of \(key.name) written unchecked: another write of the key did not return for a second")
+      }
+    }
     while true {
       var base: KeyWrites.EditBase?
       if checked {
         base = settledEditBase(of: key.name, until: deadline)
-        if base == nil {
-          checked = false
-          state.withLock { state in
-            state.warn("element edit of \(key.name) written while another write of the key did not return for a second")
-          }
-        }
+        if base == nil { stopChecking() }
       }
       guard case .edited(let read, let stored) = editedValue(of: key, edit) else { return }
       if writeTyped(stored, for: key, edit: base.map { ($0, read) }) { break }
       state.withLock { $0.debug("element edit of \(key.name): the key was written meanwhile, read it again") }
-      if !waitForKeyWrite(of: key.name, until: deadline) { checked = false }
+      if !waitForKeyWrite(of: key.name, until: deadline) { stopChecking() }
     }
     emitLogs()
   }

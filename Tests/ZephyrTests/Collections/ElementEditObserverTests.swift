@@ -93,7 +93,7 @@ struct ElementEditObserverTests {
     #expect(fired.withLock { $0 })
     let seconds = elapsed.withLock { $0 }
     #expect(seconds < 0.5, "insert from the observer took \(seconds) s")
-    #expect(!b.warnings.contains { $0.contains("element edit of read written while") }, "\(b.warnings)")
+    #expect(!b.warnings.contains { $0.contains("element edit of read written unchecked") }, "\(b.warnings)")
     b.settle()
     #expect(b.coordinator[Self.read] == [1, 2, 10, 99])
   }
