@@ -157,23 +157,39 @@ struct KeyWrites: Sendable, Equatable {
   var typedWrites: UInt64 = 0
   /// Typed writes recorded whose write has not returned yet.
   var typedLanding = 0
+  /// The value of the typed write recorded last (`.some(nil)`: a removal).
+  var lastTyped: PropertyListValue??
 
-  /// What an element edit notes before it reads the key; `nil` while a typed write of the
-  /// key is landing (the read could miss it: wait for it).
-  var editBase: EditBase? {
-    typedLanding > 0 ? nil : EditBase(batchWrites: batchWrites, typedWrites: typedWrites)
+  /// Records a typed write of `value`, landing until ``typedWriteReturned()``.
+  mutating func recordTypedWrite(_ value: PropertyListValue?) {
+    typedWrites += 1
+    typedLanding += 1
+    lastTyped = .some(value)
+  }
+
+  mutating func typedWriteReturned() {
+    typedLanding -= 1
+  }
+
+  /// What an element edit notes before it reads the key.
+  var editBase: EditBase {
+    EditBase(batchWrites: batchWrites, typedWrites: typedWrites, typedLanding: typedLanding > 0)
   }
 
   struct EditBase: Sendable, Equatable {
     var batchWrites: UInt64
     var typedWrites: UInt64
+    /// Whether a typed write was landing: the read must show it.
+    var typedLanding: Bool
   }
 
   /// Whether an element edit that noted `base`, then read `read`, may write: no batch
-  /// write of the key was made since, none is in flight unless the read shows it landed,
-  /// and no other typed write was recorded since.
+  /// write of the key was made since and none is in flight, and no other typed write
+  /// was recorded since and none was landing, unless the read shows that write landed
+  /// (an observer of the write, running on its thread or waited for by it, reads it).
   func admitsEdit(from base: EditBase, read: PropertyListValue?) -> Bool {
     guard batchWrites == base.batchWrites, typedWrites == base.typedWrites else { return false }
+    if base.typedLanding, LedgerEntry.Agreed(lastTyped ?? nil) != LedgerEntry.Agreed(read) { return false }
     guard let writing = batchWriting else { return true }
     return LedgerEntry.Agreed(writing) == LedgerEntry.Agreed(read)
   }

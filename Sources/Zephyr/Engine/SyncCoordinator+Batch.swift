@@ -20,8 +20,15 @@ extension SyncCoordinator {
     let sharing = sharesSuite
     let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
     let read = readLedger(of: keys, local: local, remote: remote, shared: shared, policy: policy)
+    // Before deciding, which may call user code: a typed write recorded from now on is in
+    // no value the batch decides from, so the batch does not write over it.
+    let typedBases = state.withLock { state in
+      var bases: [String: UInt64] = [:]
+      for key in keys { bases[key] = state.lane.keyWrites[key, default: KeyWrites()].batchBase }
+      return bases
+    }
     let decisions = decide(read.inputs, read.context, callingOut: read.callsOut)
-    let (current, epoch, typedBases) = readPulledKeysAgain(keys, decisions, local: local, presumed: presumed)
+    let (current, epoch) = readPulledKeysAgain(keys, decisions, local: local, presumed: presumed)
     // A presumed value found otherwise (an edit not pushed yet, or made meanwhile) is
     // decided again, after this batch, from the value read.
     let unconfirmed = Set(
@@ -98,13 +105,11 @@ extension SyncCoordinator {
   /// Pulls must not overwrite an edit made while they were decided: the pulled keys (and
   /// merges that write locally) are read again, with the `presumed` keys, all at once (on
   /// Linux the first read after a write costs the whole domain). Returns their values now,
-  /// the ledger epoch read with them (`.some(nil)`: none; `nil` when nothing was read),
-  /// and what the lane knew of typed writes of every key just before
-  /// (``KeyWrites/batchBase``): a typed write recorded after it is not in the values read.
+  /// and the ledger epoch read with them (`.some(nil)`: none; `nil` when nothing was read).
   private func readPulledKeysAgain(
     _ keys: [String], _ decisions: [String: Reconciler.Decision], local: [String: PropertyListValue],
     presumed: Set<String>
-  ) -> (values: [String: PropertyListValue], epoch: String??, typedBases: [String: UInt64]) {
+  ) -> (values: [String: PropertyListValue], epoch: String??) {
     let pulled = Set(keys).filter { key in
       switch decisions[key]?.action {
       case .pull?: true
@@ -115,15 +120,10 @@ extension SyncCoordinator {
     if let hook = testHooks.withLock({ $0.beforePullWrite }) {
       for key in keys where pulled.contains(key) { hook(key) }
     }
-    let typedBases = state.withLock { state in
-      var bases: [String: UInt64] = [:]
-      for key in keys { bases[key] = state.lane.keyWrites[key, default: KeyWrites()].batchBase }
-      return bases
-    }
     let reading = keys.filter { presumed.contains($0) || pulled.contains($0) }
-    guard !reading.isEmpty else { return ([:], nil, typedBases) }
+    guard !reading.isEmpty else { return ([:], nil) }
     let current = domain.values(forKeys: reading) { key, value in local[key].map(value.isSameValue(as:)) ?? false }
-    return (current.values, .some(current.epoch), typedBases)
+    return (current.values, .some(current.epoch))
   }
 
   /// Whether other processes sync this suite (see ``SyncConfiguration/sharedByProcesses``).
@@ -204,6 +204,11 @@ extension SyncCoordinator {
     state.withLock { state in
       guard state.lane.keyWrites[key, default: KeyWrites()].admitsBatchWrite(from: plan.typedBases[key]) else {
         state.debug("keep \(key): set locally since the batch read it, its push follows")
+        // This batch may be that push, which took the typed write: the next one reads it.
+        if state.lane.typedWrites[key] == nil {
+          state.lane.typedWrites[key] = .reread
+          state.lane.queue(.localEdits)
+        }
         return false
       }
       state.lane.keyWrites[key, default: KeyWrites()].batchWriting = .some(value)

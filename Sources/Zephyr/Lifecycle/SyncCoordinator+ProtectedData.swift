@@ -58,11 +58,18 @@ extension SyncCoordinator {
       return (requests, sets, synchronize)
     }
     if synchronize, mayWrite(nil) { synchronizeStore() }
-    for (key, value) in sets where writeLocally(key, value) {
+    // Each written as a typed write is (see ``KeyWrites``): an element edit racing it
+    // sees it, and reads again.
+    for (key, value) in sets {
+      state.withLock { $0.lane.keyWrites[key, default: KeyWrites()].recordTypedWrite(value) }
+      let made = writeLocally(key, value)
       state.withLock { state in
+        state.lane.keyWrites[key, default: KeyWrites()].typedWriteReturned()
+        guard made else { return }
         state.lane.typedWrites[key] = .written(value)
         state.refusals.clearTypedRefusal(of: key)
       }
+      signalKeyWrites()
     }
     // Streams learn the held sets, and the values they could not read meanwhile.
     if !sets.isEmpty { publishChanges(of: sets.map(\.key)) }

@@ -16,8 +16,8 @@ extension SyncCoordinator {
   ///
   /// Safe to call from any thread while the coordinator syncs: an edit whose read could
   /// have missed another write of the key (a pull of another device's edit, or another
-  /// thread's edit) reads and edits again, so neither is lost. It waits for a write still
-  /// in flight, a second at most.
+  /// thread's edit) reads and edits again, so neither is lost. Before reading again it
+  /// waits for a write still in flight, a second at most.
   public func insert<Value: SetSyncValue>(_ element: Value.SetElement, into key: SyncKey<Value>) {
     insert(contentsOf: CollectionOfOne(element), into: key)
   }
@@ -53,9 +53,9 @@ extension SyncCoordinator {
   /// Another write of the key may land between the read and the write: Zephyr's own (a
   /// pull) or another thread's typed write. The edit's value would lack what it wrote,
   /// and the next push would count that as removed here. So the edit notes the key's
-  /// writes before it reads (waiting for one in flight to return), and writes only if
-  /// none could have been missed (``KeyWrites``); else it reads and edits again. After a
-  /// second of waiting it writes anyway, and warns.
+  /// writes before it reads, and writes only if none could have been missed
+  /// (``KeyWrites``); else it waits for a write in flight to return, and reads and edits
+  /// again. After a second of waiting it writes anyway, and warns.
   private func editElements<Value: SetSyncValue>(of key: SyncKey<Value>, _ edit: (inout Value) -> Void) {
     let deadline = Date(timeIntervalSinceNow: 1)
     var checked = true
@@ -67,31 +67,13 @@ extension SyncCoordinator {
       }
     }
     while true {
-      var base: KeyWrites.EditBase?
-      if checked {
-        base = settledEditBase(of: key.name, until: deadline)
-        if base == nil { stopChecking() }
-      }
+      let base = checked ? state.withLock { $0.lane.keyWrites[key.name, default: KeyWrites()].editBase } : nil
       guard case .edited(let read, let stored) = editedValue(of: key, edit) else { return }
       if writeTyped(stored, for: key, edit: base.map { ($0, read) }) { break }
       state.withLock { $0.debug("element edit of \(key.name): the key was written meanwhile, read it again") }
       if !waitForKeyWrite(of: key.name, until: deadline) { stopChecking() }
     }
     emitLogs()
-  }
-
-  /// What the lane knows of the key's writes (``KeyWrites/EditBase``) once no typed write
-  /// of it is landing; `nil` when one still is at `deadline`. (A batch's write in flight
-  /// is not waited for: the read shows whether it landed, see
-  /// ``KeyWrites/admitsEdit(from:read:)``; an observer of that very write, running while
-  /// the batch waits for it, reads it landed.)
-  private func settledEditBase(of name: String, until deadline: Date) -> KeyWrites.EditBase? {
-    keyWritesSettled.lock()
-    defer { keyWritesSettled.unlock() }
-    while true {
-      if let base = state.withLock({ ($0.lane.keyWrites[name] ?? KeyWrites()).editBase }) { return base }
-      if !keyWritesSettled.wait(until: deadline) { return nil }
-    }
   }
 
   /// Waits, until `deadline`, for the write of the key in flight (a batch's or a typed

@@ -142,8 +142,7 @@ extension SyncCoordinator {
         return false
       }
       state.lane.typedWrites[name] = .written(value)
-      state.lane.keyWrites[name, default: KeyWrites()].typedWrites += 1
-      state.lane.keyWrites[name, default: KeyWrites()].typedLanding += 1
+      state.lane.keyWrites[name, default: KeyWrites()].recordTypedWrite(value)
       state.refusals.clearTypedRefusal(of: name)
       return true
     }
@@ -153,7 +152,12 @@ extension SyncCoordinator {
     let counted = writeAsOwn { domain in
       if let value { domain.set(value, forKey: name) } else { domain.remove(forKey: name) }
     }
-    state.withLock { $0.lane.keyWrites[name, default: KeyWrites()].typedLanding -= 1 }
+    state.withLock { state in
+      state.lane.keyWrites[name, default: KeyWrites()].typedWriteReturned()
+      // A push that took this write's record before it landed may have left the key
+      // (its read did not show the write): the next push reads it again.
+      if state.lane.typedWrites[name] == nil { state.lane.typedWrites[name] = .reread }
+    }
     signalKeyWrites()
     // An observer edited the suite from inside our write: that edit is pushed at once,
     // and the typed write waits to share its push.
