@@ -101,8 +101,9 @@ struct CollectionWorkload {
     let defaultsReads = (0..<inboundRuns).map { _ in nanoseconds { design.readDefaults(on: 0) } }
     let beyondReads = median(inboundTimes) - readsPerInbound * median(defaultsReads)
 
-    // One read: "is this article read?"
-    let probes = Array(final.prefix(readRuns))
+    // One read: "is this article read?", of ids held now (under a capacity, the inbound
+    // changes above trimmed the oldest ids of `final`).
+    let probes = Array(design.ids(on: 0).prefix(readRuns))
     var readTimes: [Double] = []
     for id in probes {
       readTimes.append(nanoseconds { precondition(design.contains(id, on: 0), "\(design.name), \(name): \(id) gone") })
