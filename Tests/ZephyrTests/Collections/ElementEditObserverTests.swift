@@ -23,10 +23,8 @@ struct ElementEditObserverTests {
 
   /// An observer that runs on the writing thread (queue: nil) inserts into `starred`
   /// when the pull batch writes `read`. The batch writes `starred` next, with the value
-  /// it planned before the insert: the insert's element is overwritten, and since the
-  /// key is then "read again" it is never pushed. On the operation's own thread neither
-  /// `settledLocalWriteEpoch` nor `writeTyped(readAt:)` checks anything ("the batch's
-  /// writes were made before"), which is false for the batch's later keys.
+  /// it planned before the insert: it must leave the key to the insert's push instead of
+  /// overwriting the insert (which, read again, would then never be pushed).
   @Test func anInsertFromAnObserverOfTheBatchsEarlierWriteIsNotLost() {
     let (harness, a, b) = Self.staged()
     let coordinator = b.coordinator
