@@ -199,8 +199,9 @@ struct KeyWrites: Sendable, Equatable {
   var batchBase: UInt64? { typedLanding > 0 ? nil : typedWrites }
 
   /// Whether a batch that noted `base` before its read may write the key now: no typed
-  /// write was recorded since, or was landing then.
+  /// write was recorded since, or was landing then (`base` is `nil`). (A write landing now
+  /// was recorded since, or was landing then: both counts move under one lock.)
   func admitsBatchWrite(from base: UInt64?) -> Bool {
-    base == typedWrites && typedLanding == 0
+    base == typedWrites
   }
 }

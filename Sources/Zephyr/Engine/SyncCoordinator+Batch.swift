@@ -203,12 +203,9 @@ extension SyncCoordinator {
   private func beginLocalWrite(_ key: String, _ value: PropertyListValue?, _ plan: BatchPlan) -> Bool {
     state.withLock { state in
       guard state.lane.keyWrites[key, default: KeyWrites()].admitsBatchWrite(from: plan.typedBases[key]) else {
+        // (When this batch is that push, having taken the write's record before it landed,
+        // the typed write marks the key to be read again once it returns.)
         state.debug("keep \(key): set locally since the batch read it, its push follows")
-        // This batch may be that push, which took the typed write: the next one reads it.
-        if state.lane.typedWrites[key] == nil {
-          state.lane.typedWrites[key] = .reread
-          state.lane.queue(.localEdits)
-        }
         return false
       }
       state.lane.keyWrites[key, default: KeyWrites()].batchWriting = .some(value)
