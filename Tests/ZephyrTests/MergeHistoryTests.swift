@@ -234,29 +234,48 @@ struct MergeHistoryTests {
   }
 
   /// Appends that carry large strategy states compact the ledger file soon, whatever the
-  /// record count: the file stays near the size of what it holds.
+  /// record count: once the bytes appended pass the last snapshot's size (and 512 KB).
   @Test func largeStatesCompactTheJournal() {
     var ledger = Ledger(epoch: "e")
     var journal = LedgerJournal()
+    func bytes(of save: LedgerJournal.Save) -> Int {
+      switch save.kind {
+      case .append(let changes, let clock, let references):
+        LedgerCodec.journal(changes, clock: clock, references: references).count
+      case .snapshot(let ledger): LedgerCodec.snapshot(ledger).count
+      }
+    }
     let big = PropertyListValue.string(String(repeating: "v", count: 60_000))
     var entry = LedgerEntry(generation: 1, agreed: LedgerEntry.Agreed(big), origin: "a")
     entry.state = ReplicaState(kind: .max).edited(to: big, dot: Stamp(generation: 1, origin: "a"))
-    for index in 0..<8 {
+    var appends = 0
+    for index in 0..<20 {
       ledger["k\(index)"] = entry
       journal.note("k\(index)", entry)
+      guard let save = journal.pendingSave(of: ledger) else { continue }
+      if case .snapshot = save.kind { break }
+      journal.saved(save, bytes: bytes(of: save), ledger: ledger)
+      appends += 1
     }
-    guard let first = journal.pendingSave(of: ledger), case .append = first.kind else {
-      Issue.record("eight entries are appended")
+    #expect(appends == 9, "nine states of 60 KB pass 512 KB")
+    guard let snapshot = journal.pendingSave(of: ledger), case .snapshot = snapshot.kind else {
+      Issue.record("the tenth compacts the file")
       return
     }
-    journal.saved(first, ledger: ledger)
-    ledger["k8"] = entry
-    journal.note("k8", entry)
-    guard let second = journal.pendingSave(of: ledger), case .snapshot = second.kind else {
-      Issue.record("more than 512 KB of appended states compact the file")
-      return
+    journal.saved(snapshot, bytes: bytes(of: snapshot), ledger: ledger)
+    #expect(journal.appendedBytes == 0)
+    #expect(journal.snapshotBytes > 600_000)
+    // A file of 600 KB is compacted once as many bytes were appended again.
+    var more = 0
+    for round in 0..<20 {
+      var changed = entry
+      changed.generation = UInt64(round + 2)
+      ledger["k0"] = changed
+      journal.note("k0", changed)
+      guard let save = journal.pendingSave(of: ledger), case .append = save.kind else { break }
+      journal.saved(save, bytes: bytes(of: save), ledger: ledger)
+      more += 1
     }
-    journal.saved(second, ledger: ledger)
-    #expect(journal.appendedMemoryBytes == 0)
+    #expect((10...11).contains(more), "about ten appends of 60 KB pass the 600 KB snapshot")
   }
 }

@@ -12,6 +12,7 @@ extension EngineState {
     let deviceID = loadDeviceID(domain: domain, ledgerFile: ledgerFile, configuration: configuration, notes: &notes)
     var ledger: Ledger
     var records = 0
+    var fileBytes = 0
     var mayBeStale = false
     if let epoch = domain.bookkeepingString(forKey: ledgerIDKey), !epoch.isEmpty {
       ledger = Ledger(epoch: epoch)
@@ -20,6 +21,7 @@ extension EngineState {
           if stored.ledger.epoch == epoch {
             ledger = stored.ledger
             records = stored.records
+            fileBytes = stored.bytes
             if stored.damagedTail {
               mayBeStale = true
               notes.append("ledger had a damaged tail: its last saves were ignored, older history kept")
@@ -52,6 +54,7 @@ extension EngineState {
     var state = EngineState(
       configuration: configuration, deviceID: deviceID, ledger: ledger)
     state.journal.records = records
+    state.journal.snapshotBytes = fileBytes
     state.journal.needsSnapshot = records == 0
     state.ledgerMayBeStale = mayBeStale
     state.status.initialDownload = downloaded ? .done : isNewInstall ? .pending : .unknown

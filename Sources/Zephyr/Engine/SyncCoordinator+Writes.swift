@@ -61,8 +61,8 @@ extension SyncCoordinator {
     for attempt in 0..<2 {
       guard let save = state.withLock({ $0.journal.pendingSave(of: $0.ledger) }), mayWrite(.ledger) else { return }
       do {
-        try ledgerFile.write(save)
-        state.withLock { $0.journal.saved(save, ledger: $0.ledger) }
+        let bytes = try ledgerFile.write(save)
+        state.withLock { $0.journal.saved(save, bytes: bytes, ledger: $0.ledger) }
         return
       } catch {
         let reason = "\(ledgerFile.url.path): \(error.localizedDescription)"

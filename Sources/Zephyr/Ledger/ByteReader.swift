@@ -43,12 +43,23 @@ struct ByteReader {
 
   /// What one record of the file says.
   enum Record {
-    /// A key's entry; `nil` means removed.
-    case entry(String, LedgerEntry?)
+    /// A key's entry; `nil` means removed. With `fallsBackToFile`, its pending pull's
+    /// state to fall back to is the state of the key's entry before this record.
+    case entry(String, LedgerEntry?, fallsBackToFile: Bool)
+    /// The key's entry before this record, its pending pull settled.
+    case settled(String)
     /// The device's clock.
     case clock(UInt64)
     /// The ledger's incarnation.
     case incarnation(String)
+
+    /// Whether the record is of a key (not of the ledger itself).
+    var isOfKey: Bool {
+      switch self {
+      case .entry, .settled: true
+      case .clock, .incarnation: false
+      }
+    }
   }
 
   /// One record. Throws on any damage.
@@ -69,6 +80,9 @@ struct ByteReader {
       entry = LedgerEntry(
         generation: generation, agreed: .value(Fingerprint(rawValue: try payload.word())), origin: origin)
     case .removed: entry = nil
+    case .settled:
+      guard payload.isAtEnd, !key.isEmpty else { throw LedgerError.corrupt("bad settled record") }
+      return .settled(key)
     case .clock:
       let clock = try payload.word()
       guard payload.isAtEnd, key.isEmpty, clock <= Generation.maximum else { throw LedgerError.corrupt("bad clock") }
@@ -80,15 +94,16 @@ struct ByteReader {
       }
       return .incarnation(incarnation)
     }
+    var fallsBackToFile = false
     if var read = entry {
       try payload.readPendingPull(into: &read)
-      payload.readParts(into: &read)
+      fallsBackToFile = payload.readParts(into: &read)
       entry = read
     }
     guard payload.isAtEnd, (entry?.generation ?? 0) <= Generation.maximum else {
       throw LedgerError.corrupt("bad record")
     }
-    return .entry(key, entry)
+    return .entry(key, entry, fallsBackToFile: fallsBackToFile)
   }
 
   /// The next record's payload, its length and checksum checked.
@@ -119,14 +134,17 @@ struct ByteReader {
 
   /// The optional parts after an entry, each behind its ``LedgerEntryPart`` marker. A
   /// state that does not read is lost on its own (the key merges as if it had no
-  /// history, which removes nothing), never the entry or the ledger.
-  private mutating func readParts(into entry: inout LedgerEntry) {
+  /// history, which removes nothing), never the entry or the ledger. Returns whether the
+  /// state to fall back to is the one on file (``LedgerEntryPart/previousStateOnFile``).
+  private mutating func readParts(into entry: inout LedgerEntry) -> Bool {
+    var fallsBackToFile = false
     do {
       while !isAtEnd {
         let start = position
         switch LedgerEntryPart(rawValue: try byte()) {
         case .state?: entry.state = try state()
         case .previousState? where entry.pendingPull?.previous != nil: entry.pendingPull?.previous?.state = try state()
+        case .previousStateOnFile? where entry.pendingPull?.previous != nil: fallsBackToFile = true
         case .previousMemory?:
           // A first-format memory of the entry a pending pull falls back to: dropped.
           _ = try memory()
@@ -139,7 +157,9 @@ struct ByteReader {
     } catch {
       entry.state = nil
       position = bytes.count
+      return false
     }
+    return fallsBackToFile
   }
 }
 
@@ -155,6 +175,9 @@ enum LedgerRecordKind: UInt8 {
   case clock = 3
   /// The ledger's incarnation (under the empty key).
   case incarnation = 4
+  /// A key's entry before this record, its pending pull settled. (Earlier versions
+  /// read no further: an older ledger, which loses nothing.)
+  case settled = 5
 }
 
 /// The optional parts after an entry, each behind its marker byte. (Markers 1 to 3 begin
@@ -166,4 +189,8 @@ enum LedgerEntryPart: UInt8 {
   case state = 5
   /// The merge state of the entry a pending pull falls back to.
   case previousState = 6
+  /// The entry a pending pull falls back to has the state of the key's entry before
+  /// this record (no bytes follow). (Earlier versions
+  /// drop the entry's state: no history, which removes nothing.)
+  case previousStateOnFile = 7
 }

@@ -25,11 +25,26 @@ enum LedgerCodec {
   }
 
   /// Records for changed entries (`nil`: the entry was removed) and the clock when it
-  /// moved, to append to a file.
-  static func journal(_ changes: [String: LedgerEntry?], clock: UInt64? = nil) -> Data {
+  /// moved, to append to a file; the changes in `references` refer to the entry the file
+  /// holds for their key (see ``LedgerReference``).
+  static func journal(
+    _ changes: [String: LedgerEntry?], clock: UInt64? = nil, references: [String: LedgerReference] = [:]
+  ) -> Data {
     var bytes: [UInt8] = []
     if let clock { appendClock(clock, to: &bytes) }
-    for (key, entry) in changes { appendRecord(key: key, entry: entry, to: &bytes) }
+    for (key, entry) in changes {
+      switch references[key] {
+      case .settlesPull?:
+        appendFramed(to: &bytes) { payload in
+          appendString(key, to: &payload)
+          payload.append(LedgerRecordKind.settled.rawValue)
+        }
+      case .fallsBackToFile?:
+        appendRecord(key: key, entry: entry, fallingBackToFile: true, to: &bytes)
+      case nil:
+        appendRecord(key: key, entry: entry, to: &bytes)
+      }
+    }
     return Data(bytes)
   }
 
@@ -53,19 +68,11 @@ enum LedgerCodec {
     var records = 0
     var damagedTail = false
     while !reader.isAtEnd {
-      guard let record = try? reader.record() else {
+      guard let record = try? reader.record(), ledger.apply(record) else {
         damagedTail = true
         break
       }
-      switch record {
-      case .entry(let key, let entry):
-        ledger[key] = entry
-        records += 1
-      case .clock(let clock):
-        ledger.clock = max(ledger.clock, clock)
-      case .incarnation(let incarnation):
-        ledger.incarnation = incarnation
-      }
+      if record.isOfKey { records += 1 }
     }
     // Files written before the clock existed (and a clock record lost with a damaged
     // tail) start from the highest generation the entries agreed on.
@@ -83,22 +90,39 @@ enum LedgerCodec {
     appendLedgerRecord(kind: .incarnation, to: &bytes) { appendString(incarnation, to: &$0) }
   }
 
-  /// A record of the ledger itself (not of a key): the empty key, `kind`, then `body`,
-  /// framed and checksummed like every record.
+  /// A record of the ledger itself (not of a key): the empty key, `kind`, then `body`.
   private static func appendLedgerRecord(
     kind: LedgerRecordKind, to bytes: inout [UInt8], _ body: (inout [UInt8]) -> Void
   ) {
+    appendFramed(to: &bytes) { payload in
+      appendString("", to: &payload)
+      payload.append(kind.rawValue)
+      body(&payload)
+    }
+  }
+
+  /// A record's payload, made by `body`, framed by its length and checksum.
+  private static func appendFramed(to bytes: inout [UInt8], _ body: (inout [UInt8]) -> Void) {
     var payload: [UInt8] = []
-    appendString("", to: &payload)
-    payload.append(kind.rawValue)
     body(&payload)
     appendWord(UInt64(payload.count), to: &bytes)
     bytes += payload
     appendWord(checksum(payload), to: &bytes)
   }
 
-  private static func appendRecord(key: String, entry: LedgerEntry?, to bytes: inout [UInt8]) {
-    var payload: [UInt8] = []
+  /// A key's entry (`nil`: removed). With `fallingBackToFile`, a pending pull's state to
+  /// fall back to is not written: it is the state of the entry before this record.
+  private static func appendRecord(
+    key: String, entry: LedgerEntry?, fallingBackToFile: Bool = false, to bytes: inout [UInt8]
+  ) {
+    appendFramed(to: &bytes) { payload in
+      appendEntry(key: key, entry: entry, fallingBackToFile: fallingBackToFile, to: &payload)
+    }
+  }
+
+  private static func appendEntry(
+    key: String, entry: LedgerEntry?, fallingBackToFile: Bool, to payload: inout [UInt8]
+  ) {
     appendString(key, to: &payload)
     switch entry?.agreed {
     case nil:
@@ -132,12 +156,13 @@ enum LedgerCodec {
       appendState(state, to: &payload)
     }
     if let state = entry?.pendingPull?.previous?.state {
-      payload.append(LedgerEntryPart.previousState.rawValue)
-      appendState(state, to: &payload)
+      if fallingBackToFile {
+        payload.append(LedgerEntryPart.previousStateOnFile.rawValue)
+      } else {
+        payload.append(LedgerEntryPart.previousState.rawValue)
+        appendState(state, to: &payload)
+      }
     }
-    appendWord(UInt64(payload.count), to: &bytes)
-    bytes += payload
-    appendWord(checksum(payload), to: &bytes)
   }
 
   private static func appendAgreed(_ agreed: LedgerEntry.Agreed, to bytes: inout [UInt8]) {
@@ -163,5 +188,28 @@ enum LedgerCodec {
   static func appendString(_ text: String, to bytes: inout [UInt8]) {
     appendWord(UInt64(text.utf8.count), to: &bytes)
     bytes.append(contentsOf: text.utf8)
+  }
+}
+
+extension Ledger {
+  /// Applies one record read from the file; `false` when it refers to an entry the file
+  /// does not hold (which only damage can make), so reading stops there.
+  fileprivate mutating func apply(_ record: ByteReader.Record) -> Bool {
+    switch record {
+    case .entry(let key, var entry, let fallsBackToFile):
+      if fallsBackToFile {
+        guard entry?.pendingPull?.previous != nil, let held = self[key]?.state else { return false }
+        entry?.pendingPull?.previous?.state = held
+      }
+      self[key] = entry
+    case .settled(let key):
+      guard self[key]?.pendingPull != nil else { return false }
+      self[key]?.pendingPull = nil
+    case .clock(let clock):
+      self.clock = max(self.clock, clock)
+    case .incarnation(let incarnation):
+      self.incarnation = incarnation
+    }
+    return true
   }
 }

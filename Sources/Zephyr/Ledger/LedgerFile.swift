@@ -53,6 +53,8 @@ struct LedgerFile: Sendable {
     var records: Int
     /// Whether a damaged tail (a torn append) was ignored.
     var damagedTail: Bool
+    /// The file's size.
+    var bytes = 0
   }
 
   /// The stored ledger, `nil` when there is none.
@@ -70,28 +72,37 @@ struct LedgerFile: Sendable {
     // strategy writes start a name of their own.
     if source != url { decoded.ledger.incarnation = "" }
     return Loaded(
-      ledger: decoded.ledger, records: source == url ? decoded.records : 0, damagedTail: decoded.damagedTail)
+      ledger: decoded.ledger, records: source == url ? decoded.records : 0, damagedTail: decoded.damagedTail,
+      bytes: data.count)
   }
 
   /// Replaces the file with a snapshot of `ledger`, atomically, then removes a legacy
   /// file that holds an older ledger of this domain (same epoch): it is superseded, and
   /// would only ever be read again as stale history. (Another process that shared it
   /// then starts without history, which loses nothing.)
-  func writeSnapshot(_ ledger: Ledger) throws {
+  @discardableResult
+  func writeSnapshot(_ ledger: Ledger) throws -> Int {
     try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-    try LedgerCodec.snapshot(ledger).write(to: url, options: .atomic)
+    let data = LedgerCodec.snapshot(ledger)
+    try data.write(to: url, options: .atomic)
     for legacy in legacyURLs {
       guard let data = try? Data(contentsOf: legacy), (try? LedgerCodec.decode(data))?.ledger.epoch == ledger.epoch
       else { continue }
       try? FileManager.default.removeItem(at: legacy)
     }
+    return data.count
   }
 
-  /// Appends records for changed entries (and the clock, when it moved) to the file.
-  func append(_ changes: [String: LedgerEntry?], clock: UInt64? = nil) throws {
+  /// Appends records for changed entries (and the clock, when it moved) to the file,
+  /// those in `references` referring to the entry the file holds; the bytes appended.
+  func append(
+    _ changes: [String: LedgerEntry?], clock: UInt64? = nil, references: [String: LedgerReference] = [:]
+  ) throws -> Int {
     let handle = try FileHandle(forWritingTo: url)
     defer { try? handle.close() }
     try handle.seekToEnd()
-    try handle.write(contentsOf: LedgerCodec.journal(changes, clock: clock))
+    let data = LedgerCodec.journal(changes, clock: clock, references: references)
+    try handle.write(contentsOf: data)
+    return data.count
   }
 }

@@ -1,0 +1,180 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// A pull of a strategy key is saved twice: written ahead of its `UserDefaults` write
+/// (the new state, and the state to fall back to), then settled. The journal appends the
+/// new state once: the state to fall back to is the one the file already holds, and
+/// settling names the key only. Whatever the file holds at each step reads back as the
+/// ledger was then.
+struct LedgerJournalTests {
+  /// A packed set of `count` ids, as one write of `origin`.
+  static func packedState(_ count: Int, origin: String, generation: UInt64, seed: UInt64) -> ReplicaState {
+    var random = SeededGenerator(seed: seed)
+    let ids = (0..<count).map { _ in random.next() >> 32 }
+    return ReplicaState(kind: .packedSet).edited(
+      to: .data(PackedIntegers.encode(Array(Set(ids)).sorted())), dot: Stamp(generation: generation, origin: origin))
+  }
+
+  static func directory() -> URL {
+    FileManager.default.temporaryDirectory.appendingPathComponent("zephyr-journal-\(UUID().uuidString)")
+  }
+
+  /// A ledger, its journal and its file, saved step by step as the engine saves them.
+  struct SavedLedger {
+    var ledger = Ledger(epoch: "epoch")
+    var journal = LedgerJournal()
+    let file: LedgerFile
+
+    init(directory: URL) throws {
+      file = LedgerFile(directory: directory, domainName: "journal")
+      try file.writeSnapshot(ledger)
+    }
+
+    var bytes: Int { (try? Data(contentsOf: file.url).count) ?? 0 }
+
+    /// Sets `key`'s entry and saves; the bytes the save added to the file.
+    mutating func save(_ key: String, _ entry: LedgerEntry?) throws -> Int {
+      ledger[key] = entry
+      journal.note(key, entry)
+      let before = bytes
+      guard let save = journal.pendingSave(of: ledger) else { return 0 }
+      guard case .append = save.kind else {
+        Issue.record("expected an append, not a snapshot (\(journal.appendedBytes) bytes appended)")
+        return 0
+      }
+      let written = try file.write(save)
+      journal.saved(save, bytes: written, ledger: ledger)
+      #expect(bytes - before == written)
+      return written
+    }
+
+    /// What the file reads back as.
+    func decoded() throws -> Ledger? { try file.load()?.ledger }
+
+    /// Whether the file reads back `key`'s entry as `entry` (compared without printing
+    /// states of thousands of ids).
+    func readsBack(_ key: String, as entry: LedgerEntry?) throws -> Bool { try decoded()?[key] == entry }
+  }
+
+  @Test func aPullAppendsItsStateOnceAndSettlesInAFewBytes() throws {
+    let directory = Self.directory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var saved = try SavedLedger(directory: directory)
+    let held = Self.packedState(5_000, origin: "a", generation: 1, seed: 1)
+    let agreed = LedgerEntry(generation: 1, agreed: .value(Fingerprint(rawValue: 1)), origin: "a", state: held)
+    let stateBytes = try saved.save("read", agreed)
+    #expect(try saved.readsBack("read", as: agreed))
+
+    // Another device's write arrives: written ahead, then settled.
+    let pulledState = held.joined(with: Self.packedState(1, origin: "b", generation: 2, seed: 2))
+    let pulled = LedgerEntry(generation: 2, agreed: .value(Fingerprint(rawValue: 2)), origin: "b", state: pulledState)
+    let ahead = pulled.writtenAhead(replacing: .data(Data([1])), previous: agreed)
+    let aheadBytes = try saved.save("read", ahead)
+    #expect(aheadBytes < stateBytes + stateBytes / 10, "one state appended, not two (\(aheadBytes) of \(stateBytes))")
+    #expect(try saved.readsBack("read", as: ahead), "the state to fall back to reads back")
+
+    let settleBytes = try saved.save("read", pulled)
+    #expect(settleBytes < 100, "settling repeats no state (\(settleBytes) bytes)")
+    #expect(try saved.readsBack("read", as: pulled))
+
+    // A second pull falls back to the first one's state, which the settling kept.
+    let nextState = pulledState.joined(with: Self.packedState(1, origin: "c", generation: 3, seed: 3))
+    let next = LedgerEntry(generation: 3, agreed: .value(Fingerprint(rawValue: 3)), origin: "c", state: nextState)
+    let nextAhead = next.writtenAhead(replacing: .data(Data([2])), previous: pulled)
+    #expect(try saved.save("read", nextAhead) < stateBytes + stateBytes / 10)
+    #expect(try saved.readsBack("read", as: nextAhead))
+  }
+
+  /// A pull whose write was not made falls back; a key removed and written again, or an
+  /// entry the file never held, is appended whole. Every step reads back.
+  @Test func everyOtherChangeIsAppendedWhole() throws {
+    let directory = Self.directory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var saved = try SavedLedger(directory: directory)
+    let held = Self.packedState(500, origin: "a", generation: 1, seed: 4)
+    let agreed = LedgerEntry(generation: 1, agreed: .value(Fingerprint(rawValue: 1)), origin: "a", state: held)
+    let wholeBytes = try saved.save("read", agreed)
+    let other = LedgerEntry(
+      generation: 2, agreed: .value(Fingerprint(rawValue: 2)), origin: "b",
+      state: held.joined(with: Self.packedState(3, origin: "b", generation: 2, seed: 5)))
+    _ = try saved.save("read", other.writtenAhead(replacing: nil, previous: agreed))
+    // The write was not made: back to the agreed entry (a state the file holds only
+    // as the one to fall back to).
+    _ = try saved.save("read", agreed)
+    #expect(try saved.readsBack("read", as: agreed))
+    _ = try saved.save("read", nil)
+    #expect(try saved.readsBack("read", as: nil))
+    // Written ahead with nothing on file to fall back to: the previous state is whole.
+    let aheadOfNothing = other.writtenAhead(replacing: nil, previous: agreed)
+    #expect(try saved.save("read", aheadOfNothing) > 2 * wholeBytes - wholeBytes / 10)
+    #expect(try saved.readsBack("read", as: aheadOfNothing))
+  }
+
+  /// A settling record after a damaged one is never read: the file ends at the damage.
+  @Test func aTornSettlingReadsAsTheWriteAhead() throws {
+    let directory = Self.directory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var saved = try SavedLedger(directory: directory)
+    let held = Self.packedState(300, origin: "a", generation: 1, seed: 6)
+    let agreed = LedgerEntry(generation: 1, agreed: .value(Fingerprint(rawValue: 1)), origin: "a", state: held)
+    _ = try saved.save("read", agreed)
+    let pulled = LedgerEntry(
+      generation: 2, agreed: .value(Fingerprint(rawValue: 2)), origin: "b",
+      state: held.joined(with: Self.packedState(2, origin: "b", generation: 2, seed: 7)))
+    let ahead = pulled.writtenAhead(replacing: .data(Data([9])), previous: agreed)
+    _ = try saved.save("read", ahead)
+    let settle = try saved.save("read", pulled)
+    let data = try Data(contentsOf: saved.file.url)
+    for cut in 1..<settle {
+      let decoded = try LedgerCodec.decode(data.dropLast(cut))
+      #expect(decoded.ledger["read"] == ahead ? true : false)
+      #expect(decoded.damagedTail)
+    }
+  }
+}
+
+/// The references in the engine: a device that stops between a pull's ledger save and its
+/// `UserDefaults` write, its ledger appended with references, relaunches to the state it
+/// held before that pull, and loses nothing.
+struct LedgerJournalRelaunchTests {
+  @Test func aRelaunchAfterAnInterruptedPullFallsBackToTheStateOnFile() throws {
+    let harness = Harness()
+    let (a, b) = harness.devicesAgreeing(on: Array(1...2_000))
+    let key = SyncKey<PackedSet<UInt32>>("read", default: [], merge: .set)
+    // A first pull, settled: the file holds its state.
+    b.coordinator.insert(5_001, into: key)
+    b.settle()
+    harness.cloud.deliver()
+    a.settle()
+    #expect(a.coordinator[key].contains(5_001))
+    let settled = a.coordinator.state.withLock { $0.ledger["read"] }
+    // A second pull stops before it writes to UserDefaults.
+    b.coordinator.insert(5_002, into: key)
+    b.settle()
+    harness.cloud.upload()
+    a.coordinator.testHooks.withLock { hooks in
+      hooks.crashBefore = { point in if case .defaults("read") = point { true } else { false } }
+    }
+    harness.cloud.download(to: "A")
+    a.settle()
+    let onFile = try #require(try a.coordinator.ledgerFile.load()?.ledger["read"])
+    #expect(onFile.pendingPull != nil, "the pull was written ahead")
+    #expect(onFile.pendingPull?.previous?.state == settled?.state ? true : false, "with the first pull's state")
+
+    a.restart()
+    a.coordinator.insert(5_003, into: key)
+    a.settle()
+    harness.cloud.deliver()
+    b.settle()
+    a.coordinator.sync()
+    a.settle()
+    harness.cloud.deliver()
+    b.settle()
+    let expected = PackedSet<UInt32>(Array(1...2_000) + [5_001, 5_002, 5_003])
+    #expect(a.coordinator[key] == expected ? true : false, "A holds every id")
+    #expect(b.coordinator[key] == expected ? true : false, "B holds every id")
+  }
+}
