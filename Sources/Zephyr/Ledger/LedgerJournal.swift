@@ -60,7 +60,8 @@ struct LedgerJournal: Sendable {
       guard let entry, let held = onFile[key] else { continue }
       references[key] = LedgerReference(entry, onFile: held)
     }
-    return Save(kind: .append(changes, clock: clockMoved ? ledger.clock : nil, references: references), records: appended)
+    return Save(
+      kind: .append(changes, clock: clockMoved ? ledger.clock : nil, references: references), records: appended)
   }
 
   /// Records that `save` reached the file, in `bytes`: the changes it carried are no
