@@ -19,8 +19,17 @@ struct Fingerprint: Hashable, Sendable {
 }
 
 extension PropertyListValue {
-  /// The value's fingerprint; equal fingerprints mean "the same value" to Zephyr.
+  /// The value's fingerprint; equal fingerprints mean "the same value" to Zephyr. A large
+  /// `Data` fingerprinted lately is not hashed again (see ``FingerprintMemo``).
   var fingerprint: Fingerprint {
+    if case .data(let data) = self, data.count >= FingerprintMemo.minimumBytes {
+      return FingerprintMemo.shared.fingerprint(of: data) { $0.computedFingerprint }
+    }
+    return computedFingerprint
+  }
+
+  /// The fingerprint, hashed.
+  var computedFingerprint: Fingerprint {
     var hasher = FNV1a()
     feed(into: &hasher)
     return Fingerprint(rawValue: hasher.state)
@@ -82,5 +91,60 @@ extension PropertyListValue {
         value[key]?.feed(into: &hasher)
       }
     }
+  }
+}
+
+/// The fingerprints of the large `Data` values fingerprinted last, by storage. One sync
+/// fingerprints the same value several times over (a packed set's 60 KB: as read, as
+/// agreed on, as written ahead), and hashing is byte by byte.
+///
+/// A value is found again by its bytes' address and count. An entry holds the `Data`
+/// itself, so its storage can be neither freed (and the address reused) nor changed in
+/// place (a `Data` held twice is copied on write): the same address and count are the
+/// same bytes.
+struct FingerprintMemo: Sendable {
+  /// Smaller values are hashed each time: as fast as a lookup.
+  static let minimumBytes = 4_096
+  static let capacity = 8
+  static let shared = Locked(FingerprintMemo())
+
+  private struct Entry: Sendable {
+    var data: Data
+    var address: UInt
+    var fingerprint: Fingerprint
+  }
+  private var entries: [Entry] = []
+
+  /// How many fingerprints were found here rather than hashed.
+  private(set) var hits = 0
+
+  /// The address of `data`'s first byte.
+  static func address(of data: Data) -> UInt {
+    data.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) }
+  }
+
+  /// The fingerprint remembered for the bytes at `address`, `count` long.
+  mutating func lookUp(address: UInt, count: Int) -> Fingerprint? {
+    guard let index = entries.lastIndex(where: { $0.address == address && $0.data.count == count }) else { return nil }
+    hits += 1
+    return entries[index].fingerprint
+  }
+
+  /// Remembers `fingerprint` of `data`, forgetting the oldest entry when full.
+  mutating func remember(_ fingerprint: Fingerprint, of data: Data, address: UInt) {
+    if entries.count == Self.capacity { entries.removeFirst() }
+    entries.append(Entry(data: data, address: address, fingerprint: fingerprint))
+  }
+}
+
+extension Locked where Value == FingerprintMemo {
+  /// `data`'s fingerprint: remembered, or computed by `compute` with no lock held and
+  /// remembered.
+  func fingerprint(of data: Data, compute: (PropertyListValue) -> Fingerprint) -> Fingerprint {
+    let address = FingerprintMemo.address(of: data)
+    if let known = withLock({ $0.lookUp(address: address, count: data.count) }) { return known }
+    let fingerprint = compute(.data(data))
+    withLock { $0.remember(fingerprint, of: data, address: address) }
+    return fingerprint
   }
 }
