@@ -27,107 +27,167 @@ struct CollectionWorkload {
   var readRuns = 101
   var seed: UInt64 = 0x5EED_2026
 
-  /// The figures of one design under this workload.
-  func run(_ design: some CollectionDesign, cloud: SimulatedCloud) -> CollectionRow {
-    var random = SplitMix64(seed: seed)
-    var drawn = Set<UInt32>()
-    func freshIDs(_ count: Int) -> [UInt32] {
-      var ids: [UInt32] = []
-      while ids.count < count {
-        let id = UInt32(truncatingIfNeeded: random.next())
-        if drawn.insert(id).inserted { ids.append(id) }
-      }
-      return ids
-    }
+  /// The figures of one design under this workload, its phases run one after the other.
+  func run(_ design: any CollectionDesign, cloud: SimulatedCloud) -> CollectionRow {
+    let run = CollectionRun(self, design: design, cloud: cloud)
+    CollectionRun.interleave([run])
+    return run.row()
+  }
+}
 
-    // The history, in edits of `batchSize` ids, brought to every device.
-    let initial = freshIDs(initialCount)
-    var edit: [UInt32: Int] = [:]
-    for (number, start) in stride(from: 0, to: initial.count, by: batchSize).enumerated() {
-      let batch = Array(initial[start..<min(start + batchSize, initial.count)])
-      for id in batch { edit[id] = number }
-      design.insert(batch, on: rotating ? number % 3 : 0, waiting: true)
-      if rotating, number % 10 == 9 { _ = converge(design, cloud: cloud) }
-    }
-    let firstRounds = converge(design, cloud: cloud)
+/// One design's run of a ``CollectionWorkload``, phase by phase, so that the timed
+/// phases of the designs compared can take turns (``interleave(_:)``): on a shared,
+/// noisy machine, a slow spell then slows every design alike, and their ratios hold.
+final class CollectionRun {
+  let workload: CollectionWorkload
+  let design: any CollectionDesign
+  let cloud: SimulatedCloud
+  private var random: SplitMix64
+  private var drawn = Set<UInt32>()
+  private var initial: [UInt32] = []
+  private var edit: [UInt32: Int] = [:]
+  private var added: [UInt32] = []
+  private var firstRounds = 0
+  private var writesBefore = 0
+  private var insertTimes: [Double] = []
+  private var pushTimes: [Double] = []
+  private var inboundTimes: [Double] = []
+  private var inboundReads = 0
+  private var defaultsReadTimes: [Double] = []
+  private var readTimes: [Double] = []
+  private var settled: (final: Set<UInt32>, writesPerEdit: Double, rounds: Int, recordBytes: Int)?
 
-    // Offline: every device marks ids one at a time; A and B remove different ids.
-    let writesBefore = design.storeWrites
-    var insertTimes: [Double] = []
-    var added: [UInt32] = []
-    var pushTimes: [Double] = []
+  init(_ workload: CollectionWorkload, design: any CollectionDesign, cloud: SimulatedCloud) {
+    self.workload = workload
+    self.design = design
+    self.cloud = cloud
+    random = SplitMix64(seed: workload.seed)
+  }
+
+  /// The phases of `runs`, the timed ones taking turns: the offline edits device by
+  /// device, then each inbound change and `UserDefaults` read.
+  static func interleave(_ runs: [CollectionRun]) {
+    for run in runs { run.buildHistory() }
     for index in 0..<3 {
-      for id in freshIDs(offlineAdds) {
-        insertTimes.append(nanoseconds { design.insert([id], on: index, waiting: false) })
-        added.append(id)
-      }
-      pushTimes.append(nanoseconds { design.push(on: index) })
+      for run in runs { run.markOffline(on: index) }
     }
-    let removed = [Array(initial.prefix(removals)), Array(initial.dropFirst(removals).prefix(removals))]
-    for (index, ids) in removed.enumerated() { design.remove(ids, on: index) }
-    let edits = 3 * offlineAdds + removed.count
-    let writesPerEdit = Double(design.storeWrites - writesBefore) / Double(edits)
-    let rounds = converge(design, cloud: cloud)
+    for run in runs { run.settleOffline() }
+    for _ in 0..<(runs.first?.workload.inboundRuns ?? 0) {
+      for run in runs { run.inboundChange() }
+    }
+    for _ in 0..<(runs.first?.workload.inboundRuns ?? 0) {
+      for run in runs { run.defaultsRead() }
+    }
+    for run in runs { run.probeReads() }
+  }
 
-    let final = design.ids(on: 0)
+  private func freshIDs(_ count: Int) -> [UInt32] {
+    var ids: [UInt32] = []
+    while ids.count < count {
+      let id = UInt32(truncatingIfNeeded: random.next())
+      if drawn.insert(id).inserted { ids.append(id) }
+    }
+    return ids
+  }
+
+  /// The history, in edits of `batchSize` ids, brought to every device.
+  private func buildHistory() {
+    initial = freshIDs(workload.initialCount)
+    for (number, start) in stride(from: 0, to: initial.count, by: workload.batchSize).enumerated() {
+      let batch = Array(initial[start..<min(start + workload.batchSize, initial.count)])
+      for id in batch { edit[id] = number }
+      design.insert(batch, on: workload.rotating ? number % 3 : 0, waiting: true)
+      if workload.rotating, number % 10 == 9 { _ = converge() }
+    }
+    firstRounds = converge()
+    writesBefore = design.storeWrites
+  }
+
+  /// Offline: device `index` marks ids one at a time (timed), then pushes (timed).
+  private func markOffline(on index: Int) {
+    for id in freshIDs(workload.offlineAdds) {
+      insertTimes.append(nanoseconds { design.insert([id], on: index, waiting: false) })
+      added.append(id)
+    }
+    pushTimes.append(nanoseconds { design.push(on: index) })
+  }
+
+  private var removed: [[UInt32]] {
+    [
+      Array(initial.prefix(workload.removals)),
+      Array(initial.dropFirst(workload.removals).prefix(workload.removals)),
+    ]
+  }
+
+  /// A and B remove different ids; then delivery until the devices agree.
+  private func settleOffline() {
+    for (index, ids) in removed.enumerated() { design.remove(ids, on: index) }
+    let edits = 3 * workload.offlineAdds + removed.count
+    let writesPerEdit = Double(design.storeWrites - writesBefore) / Double(edits)
+    let rounds = converge()
+    settled = (design.ids(on: 0), writesPerEdit, rounds, design.recordBytes(in: cloud))
+  }
+
+  /// One inbound change: B marks one id; its record reaches A's store untimed; A's
+  /// handling of the change is timed.
+  private func inboundChange() {
+    guard let id = freshIDs(1).first else { return }
+    design.insert([id], on: 1, waiting: true)
+    cloud.upload(from: "B")
+    cloud.download(to: "A", notify: false)
+    let readsBefore = design.defaultsReads(on: 0)
+    inboundTimes.append(nanoseconds { design.receive(on: 0) })
+    inboundReads += design.defaultsReads(on: 0) - readsBefore
+    precondition(design.contains(id, on: 0), "\(design.name): the inbound change did not reach A")
+  }
+
+  /// One `UserDefaults` read of the key, as an inbound change may make.
+  private func defaultsRead() {
+    defaultsReadTimes.append(nanoseconds { design.readDefaults(on: 0) })
+  }
+
+  /// "Is this article read?", of ids held now (under a capacity, the inbound changes
+  /// trimmed the oldest ids of those held before them).
+  private func probeReads() {
+    for id in design.ids(on: 0).prefix(workload.readRuns) {
+      readTimes.append(
+        nanoseconds { precondition(design.contains(id, on: 0), "\(design.name), \(workload.name): \(id) gone") })
+    }
+  }
+
+  /// The figures, once every phase ran.
+  func row() -> CollectionRow {
+    let (final, writesPerEdit, rounds, recordBytes) = settled ?? ([], 0, 0, 0)
     let removedIDs = Set(removed.joined())
     // Under a capacity the oldest edits of the history go; every id added later stays.
-    let trimmed = capacity == nil ? [] : Set(initial).subtracting(removedIDs).subtracting(final)
+    let trimmed = workload.capacity == nil ? [] : Set(initial).subtracting(removedIDs).subtracting(final)
     let expected = Set(initial).union(added).subtracting(removedIDs).subtracting(trimmed)
-    let marksLost = expected.subtracting(final).count
     let newestTrimmed = trimmed.compactMap { edit[$0] }.max() ?? -1
     let oldestKept = final.compactMap { edit[$0] }.min() ?? Int.max
-    let removalsUndone = removedIDs.intersection(final).count
-    let recordBytes = design.recordBytes(in: cloud)
-
-    // One inbound change: B marks one id; its record reaches A's store untimed; A's
-    // handling of the change is timed.
-    var inboundTimes: [Double] = []
-    var inboundReads = 0
-    for _ in 0..<inboundRuns {
-      guard let id = freshIDs(1).first else { break }
-      design.insert([id], on: 1, waiting: true)
-      cloud.upload(from: "B")
-      cloud.download(to: "A", notify: false)
-      let readsBefore = design.defaultsReads(on: 0)
-      inboundTimes.append(nanoseconds { design.receive(on: 0) })
-      inboundReads += design.defaultsReads(on: 0) - readsBefore
-      precondition(design.contains(id, on: 0), "\(design.name): the inbound change did not reach A")
-    }
-
-    // The UserDefaults reads of the key an inbound change made, as counted, and one
+    // The UserDefaults reads of the key an inbound change made, as counted, at one
     // read's time.
     let readsPerInbound = Double(inboundReads) / Double(max(1, inboundTimes.count))
-    let defaultsReads = (0..<inboundRuns).map { _ in nanoseconds { design.readDefaults(on: 0) } }
-    let beyondReads = median(inboundTimes) - readsPerInbound * median(defaultsReads)
-
-    // One read: "is this article read?", of ids held now (under a capacity, the inbound
-    // changes above trimmed the oldest ids of `final`).
-    let probes = Array(design.ids(on: 0).prefix(readRuns))
-    var readTimes: [Double] = []
-    for id in probes {
-      readTimes.append(nanoseconds { precondition(design.contains(id, on: 0), "\(design.name), \(name): \(id) gone") })
-    }
-
+    let beyondReads = median(inboundTimes) - readsPerInbound * median(defaultsReadTimes)
+    let offlineAdds = Double(workload.offlineAdds)
     return CollectionRow(
-      design: design.name, workload: name, ids: final.count, recordBytes: recordBytes,
+      design: design.name, workload: workload.name, ids: final.count, recordBytes: recordBytes,
       storeWritesPerEdit: (writesPerEdit * 100).rounded() / 100, insertMilliseconds: milliseconds(median(insertTimes)),
       batchPushMilliseconds: milliseconds(median(pushTimes)),
-      insertWithPushShareMilliseconds: milliseconds(median(insertTimes) + median(pushTimes) / Double(offlineAdds)),
+      insertWithPushShareMilliseconds: milliseconds(median(insertTimes) + median(pushTimes) / offlineAdds),
       inboundMilliseconds: milliseconds(median(inboundTimes)),
-      defaultsReadMilliseconds: milliseconds(median(defaultsReads)),
+      defaultsReadMilliseconds: milliseconds(median(defaultsReadTimes)),
       defaultsReadsPerInbound: (readsPerInbound * 100).rounded() / 100,
       inboundBeyondReadsMilliseconds: milliseconds(beyondReads), readMilliseconds: milliseconds(median(readTimes)),
-      marksLost: marksLost, removalsUndone: removalsUndone, roundsToAgree: [firstRounds, rounds],
-      trimmed: trimmed.count, trimKeepsNewestEdits: oldestKept >= newestTrimmed,
+      marksLost: expected.subtracting(final).count, removalsUndone: removedIDs.intersection(final).count,
+      roundsToAgree: [firstRounds, rounds], trimmed: trimmed.count, trimKeepsNewestEdits: oldestKept >= newestTrimmed,
       insertNanosecondsMedian: median(insertTimes),
-      insertWithPushNanoseconds: median(insertTimes) + median(pushTimes) / Double(offlineAdds),
+      insertWithPushNanoseconds: median(insertTimes) + median(pushTimes) / offlineAdds,
       inboundNanosecondsMedian: median(inboundTimes), inboundBeyondReadsNanoseconds: beyondReads)
   }
 
   /// Uploads, delivers and syncs until every device holds the same ids (at most 10
   /// rounds); the number of rounds.
-  private func converge(_ design: some CollectionDesign, cloud: SimulatedCloud) -> Int {
+  private func converge() -> Int {
     var rounds = 0
     func agreed() -> Bool {
       let first = design.ids(on: 0)
@@ -193,8 +253,9 @@ enum CollectionsBench {
     return rows
   }
 
-  /// The workload under each design, each on a cloud of its own, one after the other;
-  /// the first design is the hand-rolled one every ratio compares with.
+  /// The workload under each design, each on a cloud of its own, their timed phases
+  /// taking turns (``CollectionRun/interleave(_:)``); the first design is the
+  /// hand-rolled one every ratio compares with.
   private static func compare(
     _ workload: CollectionWorkload,
     designs: (_ cloud: () -> SimulatedCloud, _ tag: String) -> [any CollectionDesign]
@@ -207,8 +268,9 @@ enum CollectionsBench {
         clouds.append(cloud)
         return cloud
       }, tag)
-    var group: [CollectionRow] = []
-    for (design, cloud) in zip(made, clouds) { group.append(workload.run(design, cloud: cloud)) }
+    let runs = zip(made, clouds).map { CollectionRun(workload, design: $0, cloud: $1) }
+    CollectionRun.interleave(runs)
+    let group = runs.map { $0.row() }
     let handRolled = group.first?.insertNanosecondsMedian ?? 0
     let handRolledInbound = group.first?.inboundNanosecondsMedian ?? 0
     return group.map { row in
