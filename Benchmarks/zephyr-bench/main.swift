@@ -38,7 +38,8 @@ if CommandLine.arguments.dropFirst().first == "collections-profile" {
     ? EngineSetDesign<[StarredArticle]>(name: "codable set", cloud: cloud, tag: "profile", compressed: false)
     : EngineSetDesign<PackedSet<UInt32>>(
       name: "packed set", cloud: cloud, tag: "profile", merge: capacity.map { .set(capacity: $0) } ?? .set)
-  var workload = CollectionWorkload(name: "profile", initialCount: starred ? 300 : 25_000)
+  let count = Int(ProcessInfo.processInfo.environment["COUNT"] ?? "")
+  var workload = CollectionWorkload(name: "profile", initialCount: count ?? (starred ? 300 : 25_000))
   workload.capacity = capacity
   if let runs = Int(ProcessInfo.processInfo.environment["INBOUND_RUNS"] ?? "") { workload.inboundRuns = runs }
   if let adds = Int(ProcessInfo.processInfo.environment["OFFLINE_ADDS"] ?? "") { workload.offlineAdds = adds }

@@ -18,8 +18,9 @@ import Foundation
 ///    write, then the parts it added that are still held (elements; `[key, value]`
 ///    entries; or one value). A collection's group with no part is a write of an empty
 ///    collection (so the key reads as empty, not deleted).
-/// 8.–10. a packed set only (strategy `packed`): its groups name their writes and hold no
-///    parts; the ids are written once, with the write of each (see ``PackedMembership``).
+/// 8.–10. a packed set only (strategy `packed`): its groups are its writes only, as
+///    varint pairs in one `Data` (see ``PackedMembership``); the ids are written once,
+///    with the write of each.
 ///
 /// The value is not stored beside the state: it is the state's (``ReplicaState/value(strategy:key:resolving:)``),
 /// so a set of 25,000 elements is stored once.
@@ -70,14 +71,26 @@ extension ReplicaState {
     let writers = context.sortedEntries
     let index = Dictionary(uniqueKeysWithValues: writers.enumerated().map { ($1.origin, $0) })
     let dots = self.dots
-    let list: [PropertyListValue] = dots.map { dot in
-      .array(
-        [.integer(Int64(index[dot.origin] ?? 0)), .integer(Int64(dot.generation))]
-          + (kind == .packedSet ? [] : groups[dot] ?? []))
+    let list: PropertyListValue
+    if kind == .packedSet {
+      // Each write as a varint pair: its writer's index, and how far its generation
+      // rises above the write before it (oldest first): two or three bytes a write.
+      var previous: UInt64 = 0
+      list = .data(
+        Varint.encode(
+          dots.flatMap { dot -> [UInt64] in
+            defer { previous = dot.generation }
+            return [UInt64(index[dot.origin] ?? 0), dot.generation - previous]
+          }))
+    } else {
+      list = .array(
+        dots.map { dot in
+          .array([.integer(Int64(index[dot.origin] ?? 0)), .integer(Int64(dot.generation))] + (groups[dot] ?? []))
+        })
     }
     return [
       .string(kind.rawValue), .array(writers.map { .string($0.origin) }),
-      .data(Varint.encode(writers.map(\.generation))), .array(list),
+      .data(Varint.encode(writers.map(\.generation))), list,
     ] + (kind == .packedSet ? PackedMembership.encode(dots: dots, groups: groups) : [])
   }
 
@@ -108,26 +121,33 @@ extension ReplicaState {
       origins.append(origin)
       context.include(Stamp(generation: generation, origin: origin))
     }
-    guard case .array(let list) = fields[3] else { return broken("state groups are not a list") }
-    var members: [[UInt64]] = []
+    let written: [(index: UInt64, generation: UInt64, parts: [PropertyListValue])]
     if kind == .packedSet {
-      switch PackedMembership.decode(fields[4...], groupCount: list.count) {
-      case .success(let decoded): members = decoded
+      guard case .data(let blob) = fields[3], let writes = PackedMembership.writes(blob) else {
+        return broken("packed state writes are not varint pairs")
+      }
+      switch PackedMembership.decode(fields[4...], groupCount: writes.count) {
+      case .success(let members):
+        written = zip(writes, members).map { ($0.index, $0.generation, $1.map { .unsignedInteger($0) }) }
       case .failure(let error): return .failure(error)
       }
+    } else {
+      guard case .array(let list) = fields[3] else { return broken("state groups are not a list") }
+      var groups: [(UInt64, UInt64, [PropertyListValue])] = []
+      for item in list {
+        guard case .array(let group) = item, group.count >= (kind.holdsSiblings ? 3 : 2),
+          case .integer(let index) = group[0], index >= 0, case .integer(let generation) = group[1]
+        else { return broken("state group is not a writer, a generation and parts") }
+        groups.append((UInt64(index), UInt64(max(0, generation)), Array(group[2...])))
+      }
+      written = groups
     }
     var groups: [Stamp: [PropertyListValue]] = [:]
-    for (position, item) in list.enumerated() {
-      guard case .array(let group) = item, group.count >= (kind.holdsSiblings ? 3 : 2),
-        case .integer(let index) = group[0],
-        index >= 0, index < origins.count, case .integer(let generation) = group[1], generation >= 1
-      else { return broken("state group is not a writer, a generation and parts") }
-      let dot = Stamp(generation: UInt64(generation), origin: origins[Int(index)])
-      var parts = Array(group[2...])
-      if kind == .packedSet {
-        guard parts.isEmpty else { return broken("packed state group holds parts of its own") }
-        parts = members[position].map { .unsignedInteger($0) }
+    for (index, generation, parts) in written {
+      guard index < origins.count, generation >= 1 else {
+        return broken("state group is not a writer, a generation and parts")
       }
+      let dot = Stamp(generation: generation, origin: origins[Int(index)])
       guard context.includes(dot), groups[dot] == nil else {
         return broken("state group names a write it has not seen")
       }

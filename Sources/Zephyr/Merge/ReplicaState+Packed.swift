@@ -8,7 +8,10 @@ import Foundation
 /// 2³² are large) plus a header per write, 124 KB in all. Written once, the ids cost what
 /// their gaps cost (about 19 bits each), and each id's write costs `⌈log₂ writes⌉` bits.
 ///
-/// Three fields follow the groups, which then name their writes only (`[writer, generation]`):
+/// The groups are the writes only: per write, oldest first, the writer's index and how far
+/// its generation rises above the write before it, as varint pairs in one `Data` (two or
+/// three bytes a write, where a list of `[writer, generation]` pairs cost eighteen in a
+/// binary property list). Three fields follow them:
 /// 1. every id any write holds, ascending, packed (``PackedIntegers``);
 /// 2. per id, in that order, the index (into the groups' list) of the oldest write that
 ///    holds it, in `⌈log₂ groups⌉` bits each, zero-padded to a byte;
@@ -17,6 +20,22 @@ import Foundation
 ///
 /// A group that holds no id is a presence mark (an empty set written), as before.
 enum PackedMembership {
+  /// The writes the groups field holds (``ReplicaState/computedFields``): each writer's
+  /// index and generation; `nil` when it is not varint pairs, or a generation passes
+  /// ``Generation/maximum``. (The state's decoding checks the rest.)
+  static func writes(_ blob: Data) -> [(index: UInt64, generation: UInt64)]? {
+    guard let numbers = Varint.decode(blob), numbers.count.isMultiple(of: 2) else { return nil }
+    var writes: [(index: UInt64, generation: UInt64)] = []
+    writes.reserveCapacity(numbers.count / 2)
+    var generation: UInt64 = 0
+    for pair in stride(from: 0, to: numbers.count, by: 2) {
+      guard numbers[pair + 1] <= Generation.maximum - generation else { return nil }
+      generation += numbers[pair + 1]
+      writes.append((numbers[pair], generation))
+    }
+    return writes
+  }
+
   /// The three fields for `groups`, whose dots are `dots` in that order.
   static func encode(dots: [Stamp], groups: [Stamp: [PropertyListValue]]) -> [PropertyListValue] {
     // Every (id, write) pair, by id then write: one sort, no per-id allocation.

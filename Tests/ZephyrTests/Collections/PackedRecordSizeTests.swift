@@ -56,10 +56,39 @@ struct PackedRecordSizeTests {
     #expect(read.state == joined)
   }
 
+  /// A write costs a few bytes beyond its ids' index bits: 25,000 ids marked five at a
+  /// time (5,000 writes) fit within the goal too.
+  @Test func aWriteCostsAFewBytes() {
+    let state = Self.history(writes: 5_000, idsPerWrite: 5)
+    let record = ReplicaRecord(stamp: Stamp(generation: 5_001, origin: "device0"), state: state).encoded
+    let bytes = SimulatedCloud.binaryPlistSize(of: record)
+    let oneWrite = SimulatedCloud.binaryPlistSize(
+      of: ReplicaRecord(
+        stamp: Stamp(generation: 1, origin: "device0"), state: Self.history(writes: 1, idsPerWrite: 25_000)
+      )
+      .encoded)
+    // Each id names its write in 13 bits; each write costs what remains.
+    let perWrite = Double(bytes - oneWrite - 25_000 * 13 / 8) / 5_000
+    print("PackedRecordSizeTests: 25,000 ids in 5,000 writes, record \(bytes) bytes, \(perWrite) bytes a write")
+    #expect(perWrite <= 4, "\(perWrite) bytes a write")
+    #expect(bytes <= 110_000, "record \(bytes) bytes")
+    guard case .replica(let read) = RemoteState(storeValue: record) else {
+      Issue.record("the record does not read back")
+      return
+    }
+    #expect(read.state == state ? true : false)
+  }
+
   @Test(arguments: [
     ("an index past the last write", 0),
     ("an extra write out of order", 1),
     ("ids of another length", 2),
+    ("writes cut inside a number", 3),
+    ("a writer without its generation", 4),
+    ("a write before the first generation", 5),
+    ("a generation past the maximum", 6),
+    ("a writer it does not name", 7),
+    ("the writes as a list", 8),
   ])
   func aDamagedMembershipIsMalformed(_ damage: (String, Int)) {
     var state = ReplicaState(kind: .packedSet)
@@ -70,7 +99,13 @@ struct PackedRecordSizeTests {
     switch damage.1 {
     case 0: fields[8] = .data(Data([0xFF]))
     case 1: fields[9] = .data(Varint.encode([3, 0, 1, 1]))
-    default: fields[7] = .data(PackedIntegers.encode([1, 5]))
+    case 2: fields[7] = .data(PackedIntegers.encode([1, 5]))
+    case 3: fields[6] = .data(Data([0x00, 0x81]))
+    case 4: fields[6] = .data(Varint.encode([0, 1, 0]))
+    case 5: fields[6] = .data(Varint.encode([0, 0, 0, 2]))
+    case 6: fields[6] = .data(Varint.encode([0, 1, 0, Generation.maximum]))
+    case 7: fields[6] = .data(Varint.encode([0, 1, 1, 1]))
+    default: fields[6] = .array([.array([.integer(0), .integer(1)]), .array([.integer(0), .integer(2)])])
     }
     guard case .malformed = RemoteState(storeValue: .array(fields)) else {
       Issue.record("\(damage.0) was read")
