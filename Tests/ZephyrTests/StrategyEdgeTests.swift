@@ -34,6 +34,25 @@ struct StrategyEdgeTests {
     #expect([a, b].map { $0.store.statistics.writes } == writes, "a quiet round writes nothing")
   }
 
+  /// A `.max` key holding NaN (which compares as neither more nor less than any number):
+  /// concurrent writes with NaN among them settle on one value on every device, and a
+  /// further round writes nothing.
+  @Test(arguments: [(Double.nan, 5.0), (5.0, Double.nan), (Double.nan, -Double.nan)])
+  func aMaxKeyHoldingNaNConvergesQuietly(_ values: (Double, Double)) {
+    let harness = Harness()
+    let devices = harness.devices(["A", "B", "C"], merging: "score", by: .max)
+    devices[0].set(.double(values.0), "score")
+    devices[1].set(.double(values.1), "score")
+    devices[2].set(.double(3), "score")
+    for _ in 0..<3 { harness.round() }
+    let fingerprints = Set(devices.map { $0.value("score")?.fingerprint })
+    #expect(fingerprints.count == 1, "\(harness.values(of: "score"))")
+    let writes = devices.map { $0.store.statistics.writes }
+    harness.round()
+    harness.round()
+    #expect(devices.map { $0.store.statistics.writes } == writes, "a quiet round writes nothing")
+  }
+
   /// C reaches, by an edit of its own, the value a merge of A's and B's writes holds:
   /// adopting that record joins its siblings without running the `.custom` rule under the
   /// coordinator's lock (debug builds stop on a rule called under a lock).

@@ -57,8 +57,30 @@ extension SyncCoordinator {
         refuseTypedWrite(of: key, error)
         return
       }
-      writeTyped(stored, for: key)
+      writeTyped(keepingUnknownFields(stored, for: key), for: key)
     }
+  }
+
+  /// `stored`, the fields of a struct to write, with the fields the key's value holds that
+  /// `Value` does not know (a newer app version's, written on another device): a device
+  /// still on an older version that sets the struct keeps them, instead of removing them
+  /// on every device and leaving the newer version unable to decode the struct. A field
+  /// is known when the value, decoded as `Value` and encoded again, still holds it, so a
+  /// field `Value` knows and left out (a `nil` optional) is removed. Top-level fields only;
+  /// a `[String: …]` dictionary knows every key it holds.
+  private func keepingUnknownFields<Value>(_ stored: PropertyListValue?, for key: SyncKey<Value>)
+    -> PropertyListValue?
+  {
+    guard case .dictionary(var fields)? = stored, !(Value.self is any KnowsEveryField.Type),
+      case .dictionary(let current)? = storedValue(forKey: key.name),
+      let decoded = Value(propertyList: .dictionary(current)),
+      case .dictionary(let known)? = try? decoded.propertyList
+    else { return stored }
+    let unknown = current.filter { known[$0.key] == nil && fields[$0.key] == nil }
+    guard !unknown.isEmpty else { return stored }
+    fields.merge(unknown) { mine, _ in mine }
+    state.withLock { $0.debug("set \(key.name): kept \(unknown.count) field(s) this app version does not know") }
+    return .dictionary(fields)
   }
 
   /// Removes the key's value, locally and then, as a tombstone, on every device; a read

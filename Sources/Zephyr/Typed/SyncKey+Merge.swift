@@ -158,6 +158,12 @@ extension Optional: SetSyncValue where Wrapped: SetSyncValue {
 }
 extension Dictionary: KeyedSyncValue where Key == String, Value: SyncValue {}
 extension Optional: KeyedSyncValue where Wrapped: KeyedSyncValue {}
+
+/// A value whose stored form holds no field it does not know: a typed set writes it as
+/// it is (see ``SyncCoordinator/keepingUnknownFields(_:for:)``).
+protocol KnowsEveryField {}
+extension Dictionary: KnowsEveryField where Key == String {}
+extension Optional: KnowsEveryField where Wrapped: KnowsEveryField {}
 extension PackedSet: SetSyncValue {
   /// A packed set's ids.
   public typealias SetElement = Element

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// A newer app version adds a field to a `Codable` struct; a device still on the older
+/// version, which does not know the field, sets the struct: the field it does not know is
+/// kept, on every device, whether the key merges per field or the last writer wins.
+struct UnknownFieldsTests {
+  /// The older version's struct.
+  struct CardV1: Codable, SyncValue, KeyedSyncValue, Equatable {
+    var columns = 2
+    var badge: String?
+  }
+
+  /// The newer version's: one more field.
+  struct CardV2: Codable, SyncValue, KeyedSyncValue, Equatable {
+    var columns = 2
+    var badge: String?
+    var theme = "light"
+  }
+
+  @Test(arguments: [false, true])
+  func aFieldTheOlderVersionDoesNotKnowIsKept(mergedPerField: Bool) {
+    let harness = Harness()
+    let newer = harness.device("A", monitored: [])
+    let older = harness.device("B", monitored: [])
+    let v2 = SyncKey<CardV2>("card", default: CardV2(), merge: mergedPerField ? .dictionary : .lastWriterWins)
+    let v1 = SyncKey<CardV1>("card", default: CardV1(), merge: mergedPerField ? .dictionary : .lastWriterWins)
+    _ = older.coordinator[v1]
+    older.settle()
+    newer.coordinator[v2] = CardV2(columns: 3, badge: "new", theme: "dark")
+    newer.coordinator.waitForPendingLocalEdits()
+    harness.cloud.deliver()
+    older.settle()
+    #expect(older.coordinator[v1] == CardV1(columns: 3, badge: "new"))
+
+    // The older version changes a field it knows, and clears another it knows.
+    older.coordinator[v1] = CardV1(columns: 4, badge: nil)
+    older.coordinator.waitForPendingLocalEdits()
+    harness.cloud.deliver()
+    newer.settle()
+    #expect(newer.coordinator[v2] == CardV2(columns: 4, badge: nil, theme: "dark"), "the newer field is kept")
+    #expect(older.value("card")?.dictionaryEntries?["theme"] == .string("dark"), "in the older device's defaults too")
+  }
+
+  /// A `[String: …]` dictionary has no unknown fields: a removed entry stays removed.
+  @Test func aDictionaryEntryRemovedStaysRemoved() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: [])
+    let key = SyncKey<[String: Int]>("scores", default: [:])
+    a.coordinator[key] = ["ann": 3, "bo": 5]
+    a.coordinator[key] = ["ann": 3]
+    #expect(a.coordinator[key] == ["ann": 3])
+  }
+}
