@@ -136,6 +136,90 @@ struct LedgerJournalTests {
   }
 }
 
+/// What goes wrong around references stays with its key, and the file stays bounded
+/// across launches.
+struct LedgerJournalEdgeTests {
+  static func save(_ ledger: Ledger, _ journal: inout LedgerJournal, _ file: LedgerFile) throws
+    -> LedgerJournal.Save?
+  {
+    guard let save = journal.pendingSave(of: ledger) else { return nil }
+    journal.saved(save, bytes: try file.write(save), ledger: ledger)
+    return save
+  }
+
+  /// A state that does not read (a `.custom` value nested 62 deep, which the ledger
+  /// refuses to read back) is lost on its own: a pull written ahead that falls back to it
+  /// falls back to no state, and the file reads on past it.
+  @Test func aStateThatDoesNotReadLosesOnlyItsOwnKey() throws {
+    let directory = LedgerJournalTests.directory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = LedgerFile(directory: directory, domainName: "edges")
+    var deep = PropertyListValue.integer(1)
+    for _ in 0..<62 { deep = .array([deep]) }
+    let held = ReplicaState(kind: .custom).edited(to: deep, dot: Stamp(generation: 1, origin: "a"))
+    let agreed = LedgerEntry(generation: 1, agreed: LedgerEntry.Agreed(deep), origin: "a", state: held)
+    var ledger = Ledger(epoch: "e")
+    ledger["read"] = agreed
+    ledger["other"] = LedgerEntry(generation: 1, agreed: .value(Fingerprint(rawValue: 10)), origin: "a")
+    var journal = LedgerJournal(records: 0, fileBytes: 0)
+    _ = try Self.save(ledger, &journal, file)
+    #expect(try file.load()?.damagedTail == false, "only the state is lost")
+    let pulled = LedgerEntry(
+      generation: 2, agreed: .value(Fingerprint(rawValue: 2)), origin: "b",
+      state: held.edited(to: .integer(2), dot: Stamp(generation: 2, origin: "b")))
+    ledger["read"] = pulled.writtenAhead(replacing: deep, previous: agreed)
+    journal.note("read", ledger["read"])
+    let ahead = try #require(try Self.save(ledger, &journal, file))
+    guard case .append(_, _, let references) = ahead.kind else {
+      Issue.record("not an append")
+      return
+    }
+    #expect(references["read"] == .fallsBackToFile)
+    ledger["other"] = LedgerEntry(generation: 3, agreed: .value(Fingerprint(rawValue: 30)), origin: "a")
+    journal.note("other", ledger["other"])
+    _ = try Self.save(ledger, &journal, file)
+    let loaded = try #require(try file.load())
+    #expect(!loaded.damagedTail)
+    #expect(loaded.ledger["other"]?.generation == 3, "another key's later save is read")
+    #expect(loaded.ledger["read"]?.generation == 2, "the pull written ahead is read")
+    #expect(loaded.ledger["read"]?.pendingPull?.previous?.state == nil, "falling back to no state")
+  }
+
+  /// Appends since the last snapshot stay bounded however many launches there are, each
+  /// quitting just before the save that would compact.
+  @Test func appendsStayBoundedAcrossLaunches() throws {
+    let directory = LedgerJournalTests.directory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = LedgerFile(directory: directory, domainName: "edges")
+    var ledger = Ledger(epoch: "e")
+    for index in 0..<200 {
+      ledger["small\(index)"] = LedgerEntry(generation: 1, agreed: .value(Fingerprint(rawValue: 1)), origin: "a")
+    }
+    let state = LedgerJournalTests.packedState(5_000, origin: "a", generation: 1, seed: 3)
+    ledger["big"] = LedgerEntry(generation: 1, agreed: .value(Fingerprint(rawValue: 1)), origin: "a", state: state)
+    var journal = LedgerJournal(records: 0, fileBytes: 0)
+    _ = try Self.save(ledger, &journal, file)
+    let snapshotBytes = try Data(contentsOf: file.url).count
+    var recordBytes = 0
+    for launch in 0..<3 {
+      if launch > 0 {
+        let loaded = try #require(try file.load())
+        ledger = loaded.ledger
+        journal = LedgerJournal(records: loaded.records, fileBytes: loaded.bytes)
+      }
+      while true {
+        ledger["big"]?.generation += 1
+        journal.note("big", ledger["big"])
+        guard let save = journal.pendingSave(of: ledger), case .append = save.kind else { break }
+        recordBytes = try file.write(save)
+        journal.saved(save, bytes: recordBytes, ledger: ledger)
+      }
+    }
+    let appended = try Data(contentsOf: file.url).count - snapshotBytes
+    #expect(appended <= LedgerJournal.minimumAppendedBytes + recordBytes, "after a \(snapshotBytes)-byte snapshot")
+  }
+}
+
 /// The references in the engine: a device that stops between a pull's ledger save and its
 /// `UserDefaults` write, its ledger appended with references, relaunches to the state it
 /// held before that pull, and loses nothing.

@@ -53,9 +53,7 @@ extension EngineState {
     }
     var state = EngineState(
       configuration: configuration, deviceID: deviceID, ledger: ledger)
-    state.journal.records = records
-    state.journal.snapshotBytes = fileBytes
-    state.journal.needsSnapshot = records == 0
+    state.journal = LedgerJournal(records: records, fileBytes: fileBytes)
     state.ledgerMayBeStale = mayBeStale
     state.status.initialDownload = downloaded ? .done : isNewInstall ? .pending : .unknown
     for note in notes { state.note(note) }

@@ -68,10 +68,11 @@ enum LedgerCodec {
     var records = 0
     var damagedTail = false
     while !reader.isAtEnd {
-      guard let record = try? reader.record(), ledger.apply(record) else {
+      guard let record = try? reader.record() else {
         damagedTail = true
         break
       }
+      ledger.apply(record)
       if record.isOfKey { records += 1 }
     }
     // Files written before the clock existed (and a clock record lost with a damaged
@@ -192,24 +193,21 @@ enum LedgerCodec {
 }
 
 extension Ledger {
-  /// Applies one record read from the file; `false` when it refers to an entry the file
-  /// does not hold (which only damage can make), so reading stops there.
-  fileprivate mutating func apply(_ record: ByteReader.Record) -> Bool {
+  /// Applies one record read from the file. A record that refers to what the file holds
+  /// for its key finds it as the records before it left it: a state to fall back to that
+  /// did not read (lost on its own, see ``ByteReader``) is lost here too, and a settling
+  /// of an entry with no pull pending changes nothing.
+  fileprivate mutating func apply(_ record: ByteReader.Record) {
     switch record {
     case .entry(let key, var entry, let fallsBackToFile):
-      if fallsBackToFile {
-        guard entry?.pendingPull?.previous != nil, let held = self[key]?.state else { return false }
-        entry?.pendingPull?.previous?.state = held
-      }
+      if fallsBackToFile { entry?.pendingPull?.previous?.state = self[key]?.state }
       self[key] = entry
     case .settled(let key):
-      guard self[key]?.pendingPull != nil else { return false }
       self[key]?.pendingPull = nil
     case .clock(let clock):
       self.clock = max(self.clock, clock)
     case .incarnation(let incarnation):
       self.incarnation = incarnation
     }
-    return true
   }
 }

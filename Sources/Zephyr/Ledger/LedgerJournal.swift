@@ -21,7 +21,7 @@ struct LedgerJournal: Sendable {
   /// Records in the file, to tell when appending has gone on long enough.
   var records = 0
   /// Bytes of the file as its last snapshot left it, and bytes appended since: a file
-  /// that doubled is compacted.
+  /// that doubled is compacted. (A file loaded counts as appended whole.)
   var snapshotBytes = 0
   var appendedBytes = 0
   static let minimumAppendedBytes = 512 * 1024
@@ -42,6 +42,18 @@ struct LedgerJournal: Sendable {
     var kind: Kind
     /// Records the file holds once the save succeeded.
     var records: Int
+  }
+
+  init() {}
+
+  /// The journal of a ledger loaded from a file of `records` records (none: the file is
+  /// rewritten at the first save) and `fileBytes` bytes. Where the file's last snapshot
+  /// ends is not recorded: the whole file counts as appended, so a file past
+  /// ``minimumAppendedBytes`` is compacted at its first save, once a launch at most.
+  init(records: Int, fileBytes: Int) {
+    self.records = records
+    needsSnapshot = records == 0
+    appendedBytes = fileBytes
   }
 
   var isEmpty: Bool { changes.isEmpty && !needsSnapshot && !clockMoved }

@@ -101,7 +101,10 @@ extension PropertyListValue {
 /// A value is found again by its bytes' address and count. An entry holds the `Data`
 /// itself, so its storage can be neither freed (and the address reused) nor changed in
 /// place (a `Data` held twice is copied on write): the same address and count are the
-/// same bytes.
+/// same bytes. (A `Data(bytesNoCopy:count:deallocator: .none)` whose owner changes the
+/// bytes while a copy of it lives breaks `Data`'s own contract, and this premise.) The
+/// entries keep at most eight values, and the buffers of slices among them, alive until
+/// newer ones replace them.
 struct FingerprintMemo: Sendable {
   /// Smaller values are hashed each time: as fast as a lookup.
   static let minimumBytes = 4_096
