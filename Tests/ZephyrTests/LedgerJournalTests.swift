@@ -18,6 +18,27 @@ struct LedgerJournalTests {
       to: .data(PackedIntegers.encode(Array(Set(ids)).sorted())), dot: Stamp(generation: generation, origin: origin))
   }
 
+  /// An entry agreed on `count` ids of one write of "a", and the entry of a pull that
+  /// joins `added` ids of a write of "b".
+  static func agreedAndPulled(_ count: Int, adding added: Int, seed: UInt64) -> (
+    agreed: LedgerEntry, pulled: LedgerEntry
+  ) {
+    let held = packedState(count, origin: "a", generation: 1, seed: seed)
+    let agreed = LedgerEntry(generation: 1, agreed: .value(Fingerprint(rawValue: 1)), origin: "a", state: held)
+    let pulled = LedgerEntry(
+      generation: 2, agreed: .value(Fingerprint(rawValue: 2)), origin: "b",
+      state: held.joined(with: packedState(added, origin: "b", generation: 2, seed: seed + 1)))
+    return (agreed, pulled)
+  }
+
+  /// Runs `body` on a new ledger saved in a folder of its own, removed afterwards.
+  static func withSavedLedger(_ body: (inout SavedLedger) throws -> Void) throws {
+    let directory = Self.directory()
+    defer { try? FileManager.default.removeItem(at: directory) }
+    var saved = try SavedLedger(directory: directory)
+    try body(&saved)
+  }
+
   static func directory() -> URL {
     FileManager.default.temporaryDirectory.appendingPathComponent("zephyr-journal-\(UUID().uuidString)")
   }
@@ -60,78 +81,64 @@ struct LedgerJournalTests {
   }
 
   @Test func aPullAppendsItsStateOnceAndSettlesInAFewBytes() throws {
-    let directory = Self.directory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    var saved = try SavedLedger(directory: directory)
-    let held = Self.packedState(5_000, origin: "a", generation: 1, seed: 1)
-    let agreed = LedgerEntry(generation: 1, agreed: .value(Fingerprint(rawValue: 1)), origin: "a", state: held)
-    let stateBytes = try saved.save("read", agreed)
-    #expect(try saved.readsBack("read", as: agreed))
+    try Self.withSavedLedger { saved in
+      let (agreed, pulled) = Self.agreedAndPulled(5_000, adding: 1, seed: 1)
+      let stateBytes = try saved.save("read", agreed)
+      #expect(try saved.readsBack("read", as: agreed))
 
-    // Another device's write arrives: written ahead, then settled.
-    let pulledState = held.joined(with: Self.packedState(1, origin: "b", generation: 2, seed: 2))
-    let pulled = LedgerEntry(generation: 2, agreed: .value(Fingerprint(rawValue: 2)), origin: "b", state: pulledState)
-    let ahead = pulled.writtenAhead(replacing: .data(Data([1])), previous: agreed)
-    let aheadBytes = try saved.save("read", ahead)
-    #expect(aheadBytes < stateBytes + stateBytes / 10, "one state appended, not two (\(aheadBytes) of \(stateBytes))")
-    #expect(try saved.readsBack("read", as: ahead), "the state to fall back to reads back")
+      // Another device's write arrives: written ahead, then settled.
+      let ahead = pulled.writtenAhead(replacing: .data(Data([1])), previous: agreed)
+      let aheadBytes = try saved.save("read", ahead)
+      #expect(aheadBytes < stateBytes + stateBytes / 10, "one state appended, not two (\(aheadBytes) of \(stateBytes))")
+      #expect(try saved.readsBack("read", as: ahead), "the state to fall back to reads back")
 
-    let settleBytes = try saved.save("read", pulled)
-    #expect(settleBytes < 100, "settling repeats no state (\(settleBytes) bytes)")
-    #expect(try saved.readsBack("read", as: pulled))
+      let settleBytes = try saved.save("read", pulled)
+      #expect(settleBytes < 100, "settling repeats no state (\(settleBytes) bytes)")
+      #expect(try saved.readsBack("read", as: pulled))
 
-    // A second pull falls back to the first one's state, which the settling kept.
-    let nextState = pulledState.joined(with: Self.packedState(1, origin: "c", generation: 3, seed: 3))
-    let next = LedgerEntry(generation: 3, agreed: .value(Fingerprint(rawValue: 3)), origin: "c", state: nextState)
-    let nextAhead = next.writtenAhead(replacing: .data(Data([2])), previous: pulled)
-    #expect(try saved.save("read", nextAhead) < stateBytes + stateBytes / 10)
-    #expect(try saved.readsBack("read", as: nextAhead))
+      // A second pull falls back to the first one's state, which the settling kept.
+      let nextState = pulled.state.map { $0.joined(with: Self.packedState(1, origin: "c", generation: 3, seed: 9)) }
+      let next = LedgerEntry(generation: 3, agreed: .value(Fingerprint(rawValue: 3)), origin: "c", state: nextState)
+      let nextAhead = next.writtenAhead(replacing: .data(Data([2])), previous: pulled)
+      #expect(try saved.save("read", nextAhead) < stateBytes + stateBytes / 10)
+      #expect(try saved.readsBack("read", as: nextAhead))
+    }
   }
 
   /// A pull whose write was not made falls back; a key removed and written again, or an
   /// entry the file never held, is appended whole. Every step reads back.
   @Test func everyOtherChangeIsAppendedWhole() throws {
-    let directory = Self.directory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    var saved = try SavedLedger(directory: directory)
-    let held = Self.packedState(500, origin: "a", generation: 1, seed: 4)
-    let agreed = LedgerEntry(generation: 1, agreed: .value(Fingerprint(rawValue: 1)), origin: "a", state: held)
-    let wholeBytes = try saved.save("read", agreed)
-    let other = LedgerEntry(
-      generation: 2, agreed: .value(Fingerprint(rawValue: 2)), origin: "b",
-      state: held.joined(with: Self.packedState(3, origin: "b", generation: 2, seed: 5)))
-    _ = try saved.save("read", other.writtenAhead(replacing: nil, previous: agreed))
-    // The write was not made: back to the agreed entry (a state the file holds only
-    // as the one to fall back to).
-    _ = try saved.save("read", agreed)
-    #expect(try saved.readsBack("read", as: agreed))
-    _ = try saved.save("read", nil)
-    #expect(try saved.readsBack("read", as: nil))
-    // Written ahead with nothing on file to fall back to: the previous state is whole.
-    let aheadOfNothing = other.writtenAhead(replacing: nil, previous: agreed)
-    #expect(try saved.save("read", aheadOfNothing) > 2 * wholeBytes - wholeBytes / 10)
-    #expect(try saved.readsBack("read", as: aheadOfNothing))
+    try Self.withSavedLedger { saved in
+      let (agreed, other) = Self.agreedAndPulled(500, adding: 3, seed: 4)
+      let wholeBytes = try saved.save("read", agreed)
+      _ = try saved.save("read", other.writtenAhead(replacing: nil, previous: agreed))
+      // The write was not made: back to the agreed entry (a state the file holds only
+      // as the one to fall back to).
+      _ = try saved.save("read", agreed)
+      #expect(try saved.readsBack("read", as: agreed))
+      _ = try saved.save("read", nil)
+      #expect(try saved.readsBack("read", as: nil))
+      // Written ahead with nothing on file to fall back to: the previous state is whole.
+      let aheadOfNothing = other.writtenAhead(replacing: nil, previous: agreed)
+      #expect(try saved.save("read", aheadOfNothing) > 2 * wholeBytes - wholeBytes / 10)
+      #expect(try saved.readsBack("read", as: aheadOfNothing))
+    }
   }
 
   /// A settling record after a damaged one is never read: the file ends at the damage.
   @Test func aTornSettlingReadsAsTheWriteAhead() throws {
-    let directory = Self.directory()
-    defer { try? FileManager.default.removeItem(at: directory) }
-    var saved = try SavedLedger(directory: directory)
-    let held = Self.packedState(300, origin: "a", generation: 1, seed: 6)
-    let agreed = LedgerEntry(generation: 1, agreed: .value(Fingerprint(rawValue: 1)), origin: "a", state: held)
-    _ = try saved.save("read", agreed)
-    let pulled = LedgerEntry(
-      generation: 2, agreed: .value(Fingerprint(rawValue: 2)), origin: "b",
-      state: held.joined(with: Self.packedState(2, origin: "b", generation: 2, seed: 7)))
-    let ahead = pulled.writtenAhead(replacing: .data(Data([9])), previous: agreed)
-    _ = try saved.save("read", ahead)
-    let settle = try saved.save("read", pulled)
-    let data = try Data(contentsOf: saved.file.url)
-    for cut in 1..<settle {
-      let decoded = try LedgerCodec.decode(data.dropLast(cut))
-      #expect(decoded.ledger["read"] == ahead ? true : false)
-      #expect(decoded.damagedTail)
+    try Self.withSavedLedger { saved in
+      let (agreed, pulled) = Self.agreedAndPulled(300, adding: 2, seed: 6)
+      _ = try saved.save("read", agreed)
+      let ahead = pulled.writtenAhead(replacing: .data(Data([9])), previous: agreed)
+      _ = try saved.save("read", ahead)
+      let settle = try saved.save("read", pulled)
+      let data = try Data(contentsOf: saved.file.url)
+      for cut in 1..<settle {
+        let decoded = try LedgerCodec.decode(data.dropLast(cut))
+        #expect(decoded.ledger["read"] == ahead ? true : false)
+        #expect(decoded.damagedTail)
+      }
     }
   }
 }
