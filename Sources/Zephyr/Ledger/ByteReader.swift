@@ -175,8 +175,8 @@ enum LedgerRecordKind: UInt8 {
   case clock = 3
   /// The ledger's incarnation (under the empty key).
   case incarnation = 4
-  /// A key's entry before this record, its pending pull settled. (Earlier versions
-  /// read no further: an older ledger, which loses nothing.)
+  /// A key's entry before this record, its pending pull settled. (Earlier versions read
+  /// no further: an older ledger, which loses nothing.)
   case settled = 5
 }
 
@@ -190,7 +190,7 @@ enum LedgerEntryPart: UInt8 {
   /// The merge state of the entry a pending pull falls back to.
   case previousState = 6
   /// The entry a pending pull falls back to has the state of the key's entry before
-  /// this record (no bytes follow). (Earlier versions
-  /// drop the entry's state: no history, which removes nothing.)
+  /// this record (no bytes follow). (Earlier versions drop the entry's state: no
+  /// history, which removes nothing.)
   case previousStateOnFile = 7
 }
