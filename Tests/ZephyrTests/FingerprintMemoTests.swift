@@ -68,4 +68,24 @@ struct FingerprintMemoTests {
       }
     }
   }
+
+  /// Threads fingerprinting shared and fresh values at once (also run under the thread
+  /// sanitizer) all get the hash of their bytes.
+  @Test func threadsAtOnceGetTheHashOfTheirBytes() {
+    let shared = (0..<4).map { Self.data(6_000, seed: 100 + UInt64($0)) }
+    let expected = shared.map { PropertyListValue.data($0).computedFingerprint }
+    let mismatches = Locked(0)
+    DispatchQueue.concurrentPerform(iterations: 8) { thread in
+      for step in 0..<40 {
+        let index = (thread + step) % shared.count
+        var fingerprint = PropertyListValue.data(shared[index]).fingerprint
+        if fingerprint != expected[index] { mismatches.withLock { $0 += 1 } }
+        var changed = shared[index]
+        changed[step] &+= 1
+        fingerprint = PropertyListValue.data(changed).fingerprint
+        if fingerprint != PropertyListValue.data(changed).computedFingerprint { mismatches.withLock { $0 += 1 } }
+      }
+    }
+    #expect(mismatches.withLock { $0 } == 0)
+  }
 }
