@@ -14,8 +14,9 @@ struct ProtectedDataBacklog: Sendable {
   /// push or identical event is kept once.
   private(set) var waiting: [Request] = []
   /// Typed sets made meanwhile, by key, with their order: the last value of each key
-  /// (`nil`: removed), written to `UserDefaults` and pushed once the data is available.
-  private(set) var heldSets: [String: PropertyListValue?] = [:]
+  /// (`nil`: removed) and what keeps the fields its type does not know, written to
+  /// `UserDefaults` and pushed once the data is available.
+  private(set) var heldSets: [String: HeldSet] = [:]
   private(set) var heldOrder: [String] = []
 
   /// How many operations and typed sets wait.
@@ -30,23 +31,32 @@ struct ProtectedDataBacklog: Sendable {
     waiting.append(request)
   }
 
+  /// A typed set held: its value, and what keeps the fields the type does not know from
+  /// the value the key holds once it can be read.
+  struct HeldSet: Sendable {
+    var key: String
+    var value: PropertyListValue?
+    var keeper: FieldKeeper?
+  }
+
   /// Holds a typed set of `key` until the data is available.
-  mutating func hold(_ value: PropertyListValue?, forKey key: String) {
-    if heldSets.updateValue(value, forKey: key) == nil { heldOrder.append(key) }
+  mutating func hold(_ value: PropertyListValue?, forKey key: String, keeping keeper: FieldKeeper?) {
+    let held = HeldSet(key: key, value: value, keeper: keeper)
+    if heldSets.updateValue(held, forKey: key) == nil { heldOrder.append(key) }
   }
 
   /// The held value of `key`, when a typed set of it waits: `.some(nil)` for a removal.
   func heldValue(forKey key: String) -> PropertyListValue?? {
-    heldSets[key]
+    heldSets[key].map(\.value)
   }
 
   /// Takes everything that waits, to be run now.
-  mutating func takeAll() -> (requests: [Request], sets: [(key: String, value: PropertyListValue?)]) {
+  mutating func takeAll() -> (requests: [Request], sets: [HeldSet]) {
     defer {
       waiting = []
       heldSets = [:]
       heldOrder = []
     }
-    return (waiting, heldOrder.compactMap { key in heldSets[key].map { (key, $0) } })
+    return (waiting, heldOrder.compactMap { heldSets[$0] })
   }
 }

@@ -60,7 +60,10 @@ extension SyncCoordinator {
     if synchronize, mayWrite(nil) { synchronizeStore() }
     // Each written as a typed write is (see ``KeyWrites``): an element edit racing it
     // sees it, and reads again.
-    for (key, value) in sets {
+    for held in sets {
+      let key = held.key
+      // The fields the set's type does not know are read now, as a set made now would.
+      let value = held.keeper.map { keep in keep(held.value) { domain.visibleValue(forKey: key) } } ?? held.value
       state.withLock { $0.lane.keyWrites[key, default: KeyWrites()].recordTypedWrite(value) }
       let made = writeLocally(key, value)
       state.withLock { state in
@@ -86,11 +89,13 @@ extension SyncCoordinator {
 
   /// Holds a typed set made while protected data is unavailable (see ``writeTyped(_:for:)``);
   /// `false` when the data is available and the set goes ahead.
-  func holdTypedSetUntilProtectedData(_ value: PropertyListValue?, forKey key: String) -> Bool {
+  func holdTypedSetUntilProtectedData(
+    _ value: PropertyListValue?, forKey key: String, keeping keeper: FieldKeeper? = nil
+  ) -> Bool {
     guard !checkProtectedData() else { return false }
     state.withLock { state in
       state.status.isProtectedDataAvailable = false
-      state.protectedData.hold(value, forKey: key)
+      state.protectedData.hold(value, forKey: key, keeping: keeper)
       state.debug("typed set of \(key) held until protected data is available")
     }
     emitLogs()

@@ -57,30 +57,28 @@ extension SyncCoordinator {
         refuseTypedWrite(of: key, error)
         return
       }
-      writeTyped(keepingUnknownFields(stored, for: key), for: key)
+      writeTyped(stored, for: key, keeping: Value.self is any KnowsEveryField.Type ? nil : Self.unknownFieldKeeper(Value.self))
     }
   }
 
-  /// `stored`, the fields of a struct to write, with the fields the key's value holds that
+  /// What keeps, in the fields of a struct to write, the fields the key's value holds that
   /// `Value` does not know (a newer app version's, written on another device): a device
   /// still on an older version that sets the struct keeps them, instead of removing them
   /// on every device and leaving the newer version unable to decode the struct. A field
   /// is known when the value, decoded as `Value` and encoded again, still holds it, so a
   /// field `Value` knows and left out (a `nil` optional) is removed. Top-level fields only;
-  /// a `[String: …]` dictionary knows every key it holds.
-  private func keepingUnknownFields<Value>(_ stored: PropertyListValue?, for key: SyncKey<Value>)
-    -> PropertyListValue?
-  {
-    guard case .dictionary(var fields)? = stored, !(Value.self is any KnowsEveryField.Type),
-      case .dictionary(let current)? = storedValue(forKey: key.name),
-      let decoded = Value(propertyList: .dictionary(current)),
-      case .dictionary(let known)? = try? decoded.propertyList
-    else { return stored }
-    let unknown = current.filter { known[$0.key] == nil && fields[$0.key] == nil }
-    guard !unknown.isEmpty else { return stored }
-    fields.merge(unknown) { mine, _ in mine }
-    state.withLock { $0.debug("set \(key.name): kept \(unknown.count) field(s) this app version does not know") }
-    return .dictionary(fields)
+  /// a `[String: …]` dictionary knows every key it holds (and has no keeper).
+  static func unknownFieldKeeper<Value: SyncValue>(_: Value.Type) -> FieldKeeper {
+    { stored, current in
+      guard case .dictionary(var fields)? = stored, case .dictionary(let current)? = current(),
+        let decoded = Value(propertyList: .dictionary(current)),
+        case .dictionary(let known)? = try? decoded.propertyList
+      else { return stored }
+      let unknown = current.filter { known[$0.key] == nil && fields[$0.key] == nil }
+      guard !unknown.isEmpty else { return stored }
+      fields.merge(unknown) { mine, _ in mine }
+      return .dictionary(fields)
+    }
   }
 
   /// Removes the key's value, locally and then, as a tombstone, on every device; a read
@@ -147,15 +145,21 @@ extension SyncCoordinator {
   ///   key by Zephyr or another typed write could have been missed by that read (see
   ///   ``KeyWrites/admitsEdit(from:read:)``), nothing is written and this returns `false`:
   ///   read again.
+  /// - Parameter keeper: For a set of a struct: what keeps the fields of the key's value
+  ///   that the struct does not know (``unknownFieldKeeper(_:)``), from the value read now
+  ///   or, for a set held until protected data is available, then.
   @discardableResult
   func writeTyped<Value>(
     _ value: PropertyListValue?, for key: SyncKey<Value>,
-    edit: (base: KeyWrites.EditBase, read: PropertyListValue?)? = nil
+    edit: (base: KeyWrites.EditBase, read: PropertyListValue?)? = nil, keeping keeper: FieldKeeper? = nil
   ) -> Bool {
     use(key, reconciling: false)
     let name = key.name
     // Before the first unlock nothing is written: the set waits, and reads back as set.
-    if holdTypedSetUntilProtectedData(value, forKey: name) { return true }
+    if holdTypedSetUntilProtectedData(value, forKey: name, keeping: keeper) { return true }
+    let set = value
+    let value = keeper.map { keep in keep(set) { storedValue(forKey: name) } } ?? set
+    if value != set { state.withLock { $0.debug("set \(name): kept the fields this app version does not know") } }
     // Recorded before the write: a pull that writes the key meanwhile marks it to be
     // read again, whichever of the two writes lands last; a batch that read the key
     // before this record leaves it to this write's push (``KeyWrites``).

@@ -160,7 +160,7 @@ extension Dictionary: KeyedSyncValue where Key == String, Value: SyncValue {}
 extension Optional: KeyedSyncValue where Wrapped: KeyedSyncValue {}
 
 /// A value whose stored form holds no field it does not know: a typed set writes it as
-/// it is (see ``SyncCoordinator/keepingUnknownFields(_:for:)``).
+/// it is (see ``SyncCoordinator/unknownFieldKeeper(_:)``).
 protocol KnowsEveryField {}
 extension Dictionary: KnowsEveryField where Key == String {}
 extension Optional: KnowsEveryField where Wrapped: KnowsEveryField {}
@@ -178,3 +178,7 @@ extension PackedSet: SetSyncValue {
     subtract(PackedSet(elements))
   }
 }
+
+/// The value a typed set writes, given the value it sets and a read of the key's value
+/// now, made only when needed (see ``SyncCoordinator/unknownFieldKeeper(_:)``).
+typealias FieldKeeper = @Sendable (_ set: PropertyListValue?, _ current: () -> PropertyListValue?) -> PropertyListValue?
