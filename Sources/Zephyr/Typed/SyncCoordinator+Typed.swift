@@ -57,7 +57,8 @@ extension SyncCoordinator {
         refuseTypedWrite(of: key, error)
         return
       }
-      writeTyped(stored, for: key, keeping: Value.self is any KnowsEveryField.Type ? nil : Self.unknownFieldKeeper(Value.self))
+      writeTyped(
+        stored, for: key, keeping: Value.self is any KnowsEveryField.Type ? nil : Self.unknownFieldKeeper(Value.self))
     }
   }
 
