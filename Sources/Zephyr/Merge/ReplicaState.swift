@@ -161,13 +161,6 @@ struct ReplicaState: Sendable, Hashable {
   /// The number of parts held (an element added by two writes counts twice).
   var partCount: Int { groups.values.reduce(0) { $0 + $1.count } }
 
-  /// About how many bytes the state takes in the ledger.
-  var estimatedBytes: Int {
-    groups.values.reduce(16 * context.entries.count) { total, parts in
-      parts.reduce(total + 16) { $0 + $1.estimatedBinaryPlistSize }
-    }
-  }
-
   /// One write's parts without repeats, in the order every device computes alike: a
   /// `.union`'s as its write added them; a packed set's ids ascending; the others' by
   /// fingerprint, then by description (two parts with one fingerprint are the same value
