@@ -158,9 +158,12 @@ extension SyncCoordinator {
     let name = key.name
     // Before the first unlock nothing is written: the set waits, and reads back as set.
     if holdTypedSetUntilProtectedData(value, forKey: name, keeping: keeper) { return true }
-    let set = value
-    let value = keeper.map { keep in keep(set) { storedValue(forKey: name) } } ?? set
-    if value != set { state.withLock { $0.debug("set \(name): kept the fields this app version does not know") } }
+    var value = value
+    if let keeper {
+      let kept = keeper(value) { storedValue(forKey: name) }
+      if kept != value { state.withLock { $0.debug("set \(name): kept the fields this app version does not know") } }
+      value = kept
+    }
     // Recorded before the write: a pull that writes the key meanwhile marks it to be
     // read again, whichever of the two writes lands last; a batch that read the key
     // before this record leaves it to this write's push (``KeyWrites``).
