@@ -105,6 +105,21 @@ public final class AppleFaithfulDefaults: UserDefaults, ProtectedDataReporting {
   }
 
   private let interceptor = Locked<(@Sendable (Write) -> Bool)?>(nil)
+  private let readActions = Locked<[@Sendable () -> Void]>([])
+
+  /// Runs `action` once, from inside the next read of this instance (`object(forKey:)`,
+  /// `persistentDomain(forName:)` or `dictionaryRepresentation()`), on the reading thread,
+  /// after the read and before it returns: something another thread does, and makes the
+  /// reader wait for, while Zephyr reads the suite (a store delivering a change, whose
+  /// observers it waits for).
+  ///
+  /// ```swift
+  /// defaults.duringNextRead { cloud.download(to: "A") }
+  /// coordinator.sync()   // must not make the store's thread wait for this very read
+  /// ```
+  public func duringNextRead(_ action: @escaping @Sendable () -> Void) {
+    readActions.withLock { $0.append(action) }
+  }
   private let protection = Locked(ProtectedDataEmulation())
 
   /// Whether protected data is available: `true` by default; `false` models the device
@@ -147,21 +162,33 @@ public final class AppleFaithfulDefaults: UserDefaults, ProtectedDataReporting {
   /// wrote meanwhile.
   public override func object(forKey defaultName: String) -> Any? {
     if let hidden = whileUnavailable({ $0.visibleValues[defaultName] }) { return hidden?.foundationValue }
-    return super.object(forKey: defaultName)
+    return afterRead(super.object(forKey: defaultName))
   }
 
   /// The persistent domain `domainName`; while protected data is unavailable, only what
   /// this instance wrote meanwhile.
   public override func persistentDomain(forName domainName: String) -> [String: Any]? {
     if let hidden = whileUnavailable({ $0.visibleValues }) { return hidden.mapValues(\.foundationValue) }
-    return super.persistentDomain(forName: domainName)
+    return afterRead(super.persistentDomain(forName: domainName))
   }
 
   /// Every visible value; while protected data is unavailable, only what this instance
   /// wrote meanwhile.
   public override func dictionaryRepresentation() -> [String: Any] {
     if let hidden = whileUnavailable({ $0.visibleValues }) { return hidden.mapValues(\.foundationValue) }
-    return super.dictionaryRepresentation()
+    return afterRead(super.dictionaryRepresentation())
+  }
+
+  /// Runs the actions ``duringNextRead(_:)`` armed, then returns `result`.
+  private func afterRead<Result>(_ result: Result) -> Result {
+    let actions = readActions.withLock { actions in
+      defer { actions = [] }
+      return actions
+    }
+    guard !actions.isEmpty else { return result }
+    LockAudit.assertNoLockHeld(calling: "an action inside a UserDefaults read")
+    for action in actions { action() }
+    return result
   }
 
   // MARK: - Writes

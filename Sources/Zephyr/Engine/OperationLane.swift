@@ -22,11 +22,17 @@ enum Request: Sendable, Equatable {
 ///
 /// Operations run one at a time, but no lock is held while one runs: the running thread
 /// owns the lane. Another thread that calls in waits for the lane, except while the
-/// owner calls out to code that may wait for that very thread: a `UserDefaults` write (on
-/// Apple platforms it posts `didChangeNotification` synchronously, and an observer on an
-/// `OperationQueue` makes the writer wait for it) or the conflict resolver. Waiting then
-/// could deadlock, so such a call, and any call made from inside the running operation
-/// on its own thread, is queued here instead and run by the owner before it lets go.
+/// owner calls out: to the store, to `UserDefaults` (reads included), to
+/// `NotificationCenter`, or to user code (the conflict resolver, custom strategies, the
+/// clock). Any of those may make the owner wait for another thread: the store posts its
+/// change notification on a thread of its own and waits for the observers, a
+/// `UserDefaults` write posts `didChangeNotification` synchronously, and an observer on an
+/// `OperationQueue` makes the poster wait for it. Waiting then could deadlock, so a call
+/// arriving during a call-out, and any call made from inside the running operation on its
+/// own thread, is queued here instead and run by the owner before it lets go.
+///
+/// Every call-out goes through ``SyncCoordinator/callingOut(as:_:)``. Debug builds check it:
+/// ``LockAudit`` stops a test that calls out while its lane is `.running`.
 struct OperationLane: Sendable {
   /// Where the operation stands.
   enum Phase: Sendable, Equatable {
@@ -34,8 +40,8 @@ struct OperationLane: Sendable {
     case idle
     /// An operation runs on ``owner``'s thread.
     case running
-    /// The running operation calls out to a `UserDefaults` write, whose
-    /// `didChangeNotification` observers may wait for another thread.
+    /// The running operation calls out to the store, `UserDefaults`, `NotificationCenter`
+    /// or the clock, any of which may wait for another thread.
     case callingOut
     /// The running operation calls its conflict resolver or a custom strategy (user code,
     /// which may wait for another thread too). A call it makes into the coordinator is
@@ -73,8 +79,7 @@ struct OperationLane: Sendable {
   var isBusy: Bool { phase != .idle }
 
   /// Whether the running operation is calling out to code that may wait for another
-  /// thread: a `UserDefaults` write (its `didChangeNotification` observers) or the
-  /// conflict resolver.
+  /// thread (see ``Phase/callingOut`` and ``Phase/inResolver``).
   var isCallingOut: Bool { phase == .callingOut || phase == .inResolver }
 
   /// Whether the running operation is calling its conflict resolver.
@@ -88,27 +93,37 @@ struct OperationLane: Sendable {
   /// Whether `thread` runs the operation.
   func isOwned(by thread: Int) -> Bool { isBusy && owner == thread }
 
-  /// `thread` starts an operation on the free lane.
+  /// `thread`, the current thread, starts an operation on the free lane.
   mutating func take(for thread: Int) {
     phase = .running
     owner = thread
+    LockAudit.laneRunning(by: 1)
   }
 
-  /// The operation ended and nothing is queued: the lane is free.
+  /// The operation ended and nothing is queued: the lane is free. Called on the owner's
+  /// thread.
   mutating func release() {
+    if phase == .running { LockAudit.laneRunning(by: -1) }
     phase = .idle
     owner = nil
   }
 
-  /// The running operation calls out (`.callingOut` or `.inResolver`) until
-  /// ``endCallOut()``.
-  mutating func beginCallOut(_ callOut: Phase) {
-    if phase == .running { phase = callOut }
+  /// The running operation, on `thread`, the current thread, calls out (`.callingOut` or
+  /// `.inResolver`) until ``endCallOut()``. `false` when nothing changed: the lane is not
+  /// running on `thread` (an operation of the lane calling out already, or a call from
+  /// outside any operation); that call then ends no call-out either.
+  mutating func beginCallOut(_ callOut: Phase, thread: Int) -> Bool {
+    guard phase == .running, owner == thread else { return false }
+    phase = callOut
+    LockAudit.laneRunning(by: -1)
+    return true
   }
 
-  /// The running operation is back from its call out.
+  /// The running operation is back from the call out ``beginCallOut(_:thread:)`` began.
   mutating func endCallOut() {
-    if isCallingOut { phase = .running }
+    guard isCallingOut else { return }
+    phase = .running
+    LockAudit.laneRunning(by: 1)
   }
 
   /// Queues `request` unless it is queued already (a duplicate adds nothing).

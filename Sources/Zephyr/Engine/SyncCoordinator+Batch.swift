@@ -18,7 +18,7 @@ extension SyncCoordinator {
     guard !keys.isEmpty else { return [] }
     // Another process on a shared suite may have agreed on a later state of a key.
     let sharing = sharesSuite
-    let shared = sharing ? domain.sharedAgreements(of: keys) : [:]
+    let shared = sharing ? callingOut { domain.sharedAgreements(of: keys) } : [:]
     let read = readLedger(of: keys, local: local, remote: remote, shared: shared, policy: policy)
     // Before deciding, which may call user code: a typed write recorded from now on is in
     // no value the batch decides from, so the batch does not write over it.
@@ -95,11 +95,13 @@ extension SyncCoordinator {
   private func decide(
     _ inputs: [Reconciler.Input], _ context: Reconciler.Context, callingOut callsOut: Bool
   ) -> [String: Reconciler.Decision] {
-    if callsOut { state.withLock { $0.lane.beginCallOut(.inResolver) } }
-    var decisions: [String: Reconciler.Decision] = [:]
-    for input in inputs { decisions[input.key] = Reconciler.decide(input, context) }
-    if callsOut { state.withLock { $0.lane.endCallOut() } }
-    return decisions
+    let decideAll = {
+      var decisions: [String: Reconciler.Decision] = [:]
+      for input in inputs { decisions[input.key] = Reconciler.decide(input, context) }
+      return decisions
+    }
+    // The resolver and custom strategies are user code: a call-out.
+    return callsOut ? callingOut(as: .inResolver, decideAll) : decideAll()
   }
 
   /// Pulls must not overwrite an edit made while they were decided: the pulled keys (and
@@ -118,11 +120,13 @@ extension SyncCoordinator {
       }
     }
     if let hook = testHooks.withLock({ $0.beforePullWrite }) {
-      for key in keys where pulled.contains(key) { hook(key) }
+      callingOut { for key in keys where pulled.contains(key) { hook(key) } }
     }
     let reading = keys.filter { presumed.contains($0) || pulled.contains($0) }
     guard !reading.isEmpty else { return ([:], nil) }
-    let current = domain.values(forKeys: reading) { key, value in local[key].map(value.isSameValue(as:)) ?? false }
+    let current = callingOut {
+      domain.values(forKeys: reading) { key, value in local[key].map(value.isSameValue(as:)) ?? false }
+    }
     return (current.values, .some(current.epoch))
   }
 
@@ -165,7 +169,7 @@ extension SyncCoordinator {
           if merged != nil { endLocalWrite(key, made: false) }
           continue
         }
-        store.setValue(record, forKey: key)
+        callingOut { store.setValue(record, forKey: key) }
         written.insert(key)
         effects.storeWritten = true
         if let merged {

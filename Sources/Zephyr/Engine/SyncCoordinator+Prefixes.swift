@@ -55,8 +55,8 @@ extension SyncCoordinator {
     guard !prefixes.isEmpty else { return [] }
     if change.reason == .serverChange, let named = change.keys { return named }
     var keys = Set(ledgerKeys)
-    keys.formUnion(store.allValues().keys)
-    keys.formUnion(domain.persistentValues().values.keys)
+    keys.formUnion(callingOut { store.allValues() }.keys)
+    keys.formUnion(callingOut { domain.persistentValues() }.values.keys)
     return keys.filter { key in prefixes.contains(where: key.hasPrefix) }
   }
 

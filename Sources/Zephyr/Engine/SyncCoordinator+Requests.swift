@@ -11,13 +11,13 @@ extension SyncCoordinator {
     let local: UserDefaultsDomain.Snapshot
     let remote: [String: PropertyListValue]
     if domain.persistentName != nil {
-      local = domain.persistentValues()
-      remote = store.allValues()
+      local = callingOut { domain.persistentValues() }
+      remote = callingOut { store.allValues() }
     } else {
       // An unnamed suite's domain cannot be listed: its keys are those Zephyr knows of.
-      remote = store.allValues()
+      remote = callingOut { store.allValues() }
       let known = state.withLock { $0.monitoredKeys.union($0.ledger.entries.keys) }
-      local = domain.persistentValues(of: known.union(remote.keys))
+      local = callingOut { domain.persistentValues(of: known.union(remote.keys)) }
     }
     verifyEpoch(local.epoch)
     let keys = state.withLock { state -> [String] in
@@ -36,7 +36,7 @@ extension SyncCoordinator {
   func sync(_ keys: [String], _ effects: inout OperationEffects) {
     removeLegacyStamp()
     let admitted = state.withLock { $0.admit(keys) }
-    let local = domain.persistentValues(of: Set(admitted))
+    let local = callingOut { domain.persistentValues(of: Set(admitted)) }
     verifyEpoch(local.epoch)
     reconcile(admitted, local: local.values, remote: storeValues(admitted), policy: .preferLocal, &effects)
   }
@@ -49,7 +49,7 @@ extension SyncCoordinator {
     }
     if change.reason == .accountChange, sharesSuite {
       // The other account's agreed states are no history here.
-      for key in domain.keysWithSharedAgreements() { writeLocally(SharedAgreement.key(for: key), nil) }
+      for key in callingOut({ domain.keysWithSharedAgreements() }) { writeLocally(SharedAgreement.key(for: key), nil) }
     }
     let now = self.now()
     let prefixed = candidatesUnderMonitoredPrefixes(for: change)
@@ -92,7 +92,9 @@ extension SyncCoordinator {
     // once, just before the batch writes (see `reconcile`), rather than also before it.
     let presumed = sharesSuite ? [:] : agreedLocalValues(of: keys)
     let unknown = keys.filter { presumed[$0] == nil }
-    let local = domain.values(forKeys: unknown) { key, value in agreed[key]?.agrees(with: value) ?? false }
+    let local = callingOut {
+      domain.values(forKeys: unknown) { key, value in agreed[key]?.agrees(with: value) ?? false }
+    }
     verifyEpoch(local.epoch)
     reconcile(
       keys, local: local.values.merging(presumed) { read, _ in read }, remote: storeValues(keys),
@@ -152,7 +154,9 @@ extension SyncCoordinator {
   ) {
     let agreedUnderPrefixes = listingPrefixes ? state.withLock { $0.ledgerKeysUnderMonitoredPrefixes() } : []
     let listed = listingPrefixes && domain.persistentName != nil
-    let snapshot = domain.persistentValues(of: listed ? nil : explicit.union(typedKeys).union(agreedUnderPrefixes))
+    let snapshot = callingOut {
+      domain.persistentValues(of: listed ? nil : explicit.union(typedKeys).union(agreedUnderPrefixes))
+    }
     verifyEpoch(snapshot.epoch)
     let monitored =
       listingPrefixes
@@ -184,7 +188,9 @@ extension SyncCoordinator {
     }
     if !reread.isEmpty {
       let agreed = ledgerEntries(of: reread)
-      let current = domain.values(forKeys: reread) { key, value in agreed[key]?.agrees(with: value) ?? false }
+      let current = callingOut {
+        domain.values(forKeys: reread) { key, value in agreed[key]?.agrees(with: value) ?? false }
+      }
       // A domain reset while running: pull, rather than push the keys it lost as deletes.
       verifyEpoch(current.epoch)
       local.merge(current.values) { _, current in current }
@@ -220,7 +226,7 @@ extension SyncCoordinator {
   func settlePendingPulls() {
     let pending = state.withLock { state in state.ledger.entries.filter { $0.value.pendingPull != nil }.map(\.key) }
     guard !pending.isEmpty else { return }
-    let local = domain.persistentValues(of: Set(pending)).values
+    let local = callingOut { domain.persistentValues(of: Set(pending)).values }
     state.withLock { state in
       for key in pending {
         state.setLedger(key, state.ledger[key]?.resolved(local: local[key]))
@@ -239,8 +245,8 @@ extension SyncCoordinator {
   /// uploaded again.
   func forgetDiscardedWrites() {
     if sharesSuite {
-      let sharedKeys = domain.keysWithSharedAgreements()
-      let agreed = domain.sharedAgreements(of: sharedKeys)
+      let sharedKeys = callingOut { domain.keysWithSharedAgreements() }
+      let agreed = callingOut { domain.sharedAgreements(of: sharedKeys) }
       let held = storeValues(sharedKeys)
       for (key, entry) in agreed where !Self.storeHolds(entry, held[key]) {
         writeLocally(SharedAgreement.key(for: key), nil)
@@ -293,11 +299,11 @@ extension SyncCoordinator {
   /// synced and is removed wherever it is found.
   func removeLegacyStamp() {
     let key = KeyPolicy.legacySyncKey
-    if store.value(forKey: key) != nil, mayWrite(.store(key)) {
-      store.removeValue(forKey: key)
+    if callingOut({ store.value(forKey: key) }) != nil, mayWrite(.store(key)) {
+      callingOut { store.removeValue(forKey: key) }
       state.withLock { $0.debug("removed Zephyr 4's \(key) from the store") }
     }
-    if domain.containsAnyValue(forKey: key) {
+    if callingOut({ domain.containsAnyValue(forKey: key) }) {
       writeLocally(key, nil)
     }
   }
@@ -324,10 +330,10 @@ extension SyncCoordinator {
       }.sorted { $0.key < $1.key }
     }
     for (key, stamp) in candidates {
-      guard case .record(let record) = RemoteState(storeValue: store.value(forKey: key)),
+      guard case .record(let record) = RemoteState(storeValue: callingOut { store.value(forKey: key) }),
         case .deleted(let date) = record.content, record.stamp == stamp, mayWrite(.store(key))
       else { continue }
-      store.removeValue(forKey: key)
+      callingOut { store.removeValue(forKey: key) }
       effects.storeWritten = true
       state.withLock { state in
         state.budget.record(key, storeValue: nil)
@@ -345,11 +351,13 @@ extension SyncCoordinator {
   }
 
   func storeValues(_ keys: some Sequence<String>) -> [String: PropertyListValue] {
-    var values: [String: PropertyListValue] = [:]
-    for key in keys {
-      if let value = store.value(forKey: key) { values[key] = value }
+    callingOut {
+      var values: [String: PropertyListValue] = [:]
+      for key in keys {
+        if let value = store.value(forKey: key) { values[key] = value }
+      }
+      return values
     }
-    return values
   }
 
   func ledgerEntries(of keys: some Sequence<String>) -> [String: LedgerEntry] {

@@ -102,7 +102,7 @@ extension SyncCoordinator {
   /// limits.
   private func primeBudget() {
     guard !state.withLock({ $0.budget.isPrimed }) else { return }
-    let values = store.allValues()
+    let values = callingOut { store.allValues() }
     state.withLock { $0.budget.refresh(with: values) }
   }
 
@@ -187,7 +187,7 @@ extension SyncCoordinator {
   /// call, which also covers the batches whose call ``SynchronizeSchedule`` deferred.
   func synchronizeStore(coveringBatches: Bool = true) {
     if coveringBatches { state.withLock { $0.synchronizing.covered() } }
-    let succeeded = store.synchronize()
+    let succeeded = callingOut { store.synchronize() }
     state.withLock { state in
       if !succeeded, state.status.lastSynchronizeSucceeded != false {
         state.warn(

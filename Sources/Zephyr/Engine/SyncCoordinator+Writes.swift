@@ -15,27 +15,23 @@ extension SyncCoordinator {
     return false
   }
 
-  /// Writes `value` to `UserDefaults`, or removes the key when `nil` (see
-  /// ``callingOut(_:)``). `false` when a simulated crash stopped the write.
+  /// Writes `value` to `UserDefaults`, or removes the key when `nil`, as a call-out (see
+  /// ``ownWrite(_:)``). `false` when a simulated crash stopped the write.
   @discardableResult
   func writeLocally(_ key: String, _ value: PropertyListValue?) -> Bool {
     guard mayWrite(.defaults(key)) else { return false }
-    callingOut { domain in
+    ownWrite { domain in
       if let value { domain.set(value, forKey: key) } else { domain.remove(forKey: key) }
     }
     return true
   }
 
   /// Makes one `UserDefaults` write of the operation as Zephyr's own, counted with the
-  /// operation's, with waiting callers told not to wait meanwhile (the write's observers
-  /// may make this thread wait for theirs).
-  private func callingOut(_ write: (UserDefaultsDomain) -> Void) {
-    state.withLock { $0.lane.beginCallOut(.callingOut) }
-    let counted = writeAsOwn(write)
-    state.withLock { state in
-      state.lane.endCallOut()
-      state.lane.ownWrites += counted
-    }
+  /// operation's, as a call-out (``callingOut(as:_:)``): the write's observers may make
+  /// this thread wait for theirs.
+  private func ownWrite(_ write: (UserDefaultsDomain) -> Void) {
+    let counted = callingOut { writeAsOwn(write) }
+    state.withLock { $0.lane.ownWrites += counted }
   }
 
   /// Makes `write` as this coordinator's own: the `didChangeNotification`s it posts on
@@ -49,7 +45,7 @@ extension SyncCoordinator {
   /// Writes one of Zephyr's bookkeeping strings, like ``writeLocally(_:_:)``.
   func writeBookkeeping(_ text: String, forKey key: String) {
     guard mayWrite(.defaults(key)) else { return }
-    callingOut { $0.setBookkeepingString(text, forKey: key) }
+    ownWrite { $0.setBookkeepingString(text, forKey: key) }
   }
 
   /// Saves the ledger's unsaved changes: appended to the file, or the whole file

@@ -143,8 +143,10 @@ public final class SyncCoordinator: Sendable {
   /// The configured clock's time, read with no lock held (the clock is app code).
   func now() -> Date {
     let clock = state.withLock { $0.configuration.clock }
-    LockAudit.assertNoLockHeld(calling: "the configured clock")
-    return clock()
+    return callingOut {
+      LockAudit.assertNoLockHeld(calling: "the configured clock")
+      return clock()
+    }
   }
 
   /// The coordinator's configuration. Changing it takes effect with the next operation.

@@ -11,8 +11,10 @@ extension SyncCoordinator {
   /// one (``ProtectedDataReporting``), else the platform's (``ProtectedDataProbe``).
   /// Called with no lock held.
   func checkProtectedData() -> Bool {
-    if let reported = domain.reportedProtectedDataAvailability() { return reported }
-    return protectedDataProbe.isAvailable()
+    callingOut {
+      if let reported = domain.reportedProtectedDataAvailability() { return reported }
+      return protectedDataProbe.isAvailable()
+    }
   }
 
   /// Whether `request` runs now, on the thread that runs operations. While protected
@@ -46,7 +48,7 @@ extension SyncCoordinator {
   private func resumeAfterProtectedData(before request: Request) {
     if !state.withLock({ $0.protectedData.isLoaded }) {
       let configuration = state.withLock { $0.configuration }
-      let loaded = EngineState.load(domain: domain, ledgerFile: ledgerFile, configuration: configuration)
+      let loaded = callingOut { EngineState.load(domain: domain, ledgerFile: ledgerFile, configuration: configuration) }
       state.withLock { $0.adoptLoaded(loaded) }
     }
     let (requests, sets, synchronize) = state.withLock { state in
@@ -63,7 +65,9 @@ extension SyncCoordinator {
     for held in sets {
       let key = held.key
       // The fields the set's type does not know are read now, as a set made now would.
-      let value = held.keeper.map { keep in keep(held.value) { domain.visibleValue(forKey: key) } } ?? held.value
+      let value = callingOut {
+        held.keeper.map { keep in keep(held.value) { domain.visibleValue(forKey: key) } } ?? held.value
+      }
       state.withLock { $0.lane.keyWrites[key, default: KeyWrites()].recordTypedWrite(value) }
       let made = writeLocally(key, value)
       state.withLock { state in
@@ -75,7 +79,7 @@ extension SyncCoordinator {
       signalKeyWrites()
     }
     // Streams learn the held sets, and the values they could not read meanwhile.
-    if !sets.isEmpty { publishChanges(of: sets.map(\.key)) }
+    if !sets.isEmpty { callingOut { publishChanges(of: sets.map(\.key)) } }
     drainChangesIfIdle()
     state.withLock { state in
       var front = requests
