@@ -71,6 +71,9 @@ struct OperationLane: Sendable {
   /// Typed writes not pushed yet, by key: pushed with the next push of local edits,
   /// without reading the domain.
   var typedWrites: [String: TypedWrite] = [:]
+  /// Typed keys whose first-use reconcile is marked and has not finished (a first read
+  /// waits for it, see ``SyncCoordinator/useReconciling(_:)``).
+  var firstUseReconciles: Set<String> = []
   /// Per key, what element edits and batches need to know of each other's writes (see
   /// ``KeyWrites``).
   var keyWrites: [String: KeyWrites] = [:]

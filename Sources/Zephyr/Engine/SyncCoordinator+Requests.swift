@@ -144,6 +144,11 @@ extension SyncCoordinator {
     } else if !typedKeys.isEmpty {
       pushTypedWrites(typedKeys, typed, &effects)
     }
+    if !typed.isEmpty {
+      // Their first-use reconciles, if any, are done: a first read waiting for one goes on.
+      state.withLock { $0.lane.firstUseReconciles.subtract(typed.keys) }
+      signalKeyWrites()
+    }
   }
 
   /// The notification does not say which key changed: one read of the domain finds out.

@@ -35,19 +35,23 @@ extension SyncCoordinator {
   /// it is not taken for a never-synced device's write (see <doc:TypedKeys>).
   ///
   /// The key is monitored from its first use, so changes from other devices are applied
-  /// as they arrive. A first use that is not a set (a read, ``changes(of:)``, a
-  /// ``SyncedValue``) also reconciles the key on the local-edit queue, as
+  /// as they arrive. A first read also reconciles the key before it returns, as
   /// `sync(keys: [key.name])` would: a value that reached this device before the key was
   /// first used (the initial download of a new install, a change whose event was
-  /// missed) is pulled then. That read returns the value held before it. Call it from
-  /// any thread; ``waitForPendingLocalEdits()`` waits for the push or reconcile (tests
-  /// only).
+  /// missed) is pulled then, and the read returns it. So a write made from a first read,
+  /// `c[favorites] = c[favorites] + ["c"]`, is made over the state the read returned, and
+  /// on a new install adds to the cloud's favorites. (Made from inside Zephyr's own
+  /// operation, say an observer of its `UserDefaults` writes on its thread, the first
+  /// read cannot wait for a reconcile: it schedules it, and returns the value held
+  /// before it.) A first ``changes(of:)`` or ``SyncedValue`` reconciles the key on the
+  /// local-edit queue, and yields the value held before, then the reconciled one. Call it
+  /// from any thread; ``waitForPendingLocalEdits()`` waits for the push or reconcile
+  /// (tests only).
   public subscript<Value>(key: SyncKey<Value>) -> Value {
     get {
-      // Read before the first use schedules its reconcile: this read never waits for it.
-      let stored = storedValue(forKey: key.name)
-      use(key)
-      return decoded(stored, for: key)
+      // A first use reconciles the key before reading it (see ``useReconciling(_:)``).
+      useReconciling(key)
+      return decoded(storedValue(forKey: key.name), for: key)
     }
     set {
       let stored: PropertyListValue?
@@ -100,7 +104,8 @@ extension SyncCoordinator {
   /// With `reconciling`, the key is also reconciled on the local-edit queue, to pull a
   /// value that arrived before this first use; a set does without, since it pushes the
   /// key anyway.
-  func use<Value>(_ key: SyncKey<Value>, reconciling: Bool = true) {
+  @discardableResult
+  func use<Value>(_ key: SyncKey<Value>, reconciling: Bool = true) -> Bool {
     let first = state.withLock { state -> Bool in
       // Before its first push: a key declared compressed by any of its typed keys is.
       if key.isCompressed { state.typedCompressedKeys.insert(key.name) }
@@ -110,9 +115,46 @@ extension SyncCoordinator {
       state.declare(key.merge, capacity: key.mergeCapacity, for: key.name)
       return true
     }
-    guard first else { return }
+    guard first else { return false }
     if reconciling { reconcileOnFirstUse(key.name) }
     emitLogs()
+    return true
+  }
+
+  /// A read's use of `key`: on its first use, the key's reconcile (``reconcileOnFirstUse(_:)``)
+  /// runs before the read, on this thread, so that the read returns the reconciled value
+  /// and a write made from it is made over that state (see ``subscript(_:)``). On this
+  /// coordinator's own operation thread (an observer of its writes, its resolver), where
+  /// waiting for an operation could never end, it runs after that operation instead.
+  ///
+  /// Queued behind another thread's operation that is calling out (see ``OperationLane``),
+  /// the read waits for the reconcile a second at most, and then returns what it finds.
+  func useReconciling<Value>(_ key: SyncKey<Value>) {
+    let thread = ThreadIdentity.current
+    let inside = state.withLock { $0.lane.isOwned(by: thread) }
+    guard use(key, reconciling: false), markForFirstUseReconcile(key.name) else { return }
+    if inside {
+      schedulePush(diffingDomain: false)
+      return
+    }
+    run(.localEdits)
+    guard waitForFirstUseReconcile(of: key.name, until: Date(timeIntervalSinceNow: 1)) else {
+      warnNow("first read of \(key.name) returned before its reconcile: another operation did not end for a second")
+      return
+    }
+  }
+
+  /// Waits, until `deadline`, for the first-use reconcile of `name` to finish; `false`
+  /// when the deadline passed first.
+  private func waitForFirstUseReconcile(of name: String, until deadline: Date) -> Bool {
+    keyWritesSettled.lock()
+    defer { keyWritesSettled.unlock() }
+    // (While protected data is unavailable the reconcile waits for it, and so would the
+    // read: it returns what it finds, as every read does then.)
+    while state.withLock({ $0.lane.firstUseReconciles.contains(name) && $0.status.isProtectedDataAvailable }) {
+      if !keyWritesSettled.wait(until: deadline) { return false }
+    }
+    return true
   }
 
   /// Has the next push of local edits read `name` again and reconcile it, with the rules
@@ -120,13 +162,19 @@ extension SyncCoordinator {
   /// checked against the persistent domain only when its value is not the one last
   /// agreed), never the whole domain. A typed write already waiting carries the key.
   private func reconcileOnFirstUse(_ name: String) {
-    let scheduled = state.withLock { state -> Bool in
+    if markForFirstUseReconcile(name) { schedulePush(diffingDomain: false) }
+  }
+
+  /// Marks `name` to be read again and reconciled by the next push of local edits;
+  /// `false` when the key can never sync (a refused name).
+  private func markForFirstUseReconcile(_ name: String) -> Bool {
+    state.withLock { state -> Bool in
       guard KeyPolicy.refusal(of: name, limits: state.configuration.limits) == nil else { return false }
       if state.lane.typedWrites[name] == nil { state.lane.typedWrites[name] = .reread }
+      state.lane.firstUseReconciles.insert(name)
       state.debug("first use of typed key \(name): reconcile it")
       return true
     }
-    if scheduled { schedulePush(diffingDomain: false) }
   }
 
   /// The value a typed read decodes: what `object(forKey:)` returns for `name`, in one
@@ -172,6 +220,10 @@ extension SyncCoordinator {
         return false
       }
       state.lane.typedWrites[name] = .written(value)
+      // A set made after an initial download or an account change is a deliberate edit:
+      // a batch that reads it (a first-use reconcile running now) merges it, rather than
+      // take the store's state over it as over a write made before them.
+      state.markReconciled([name])
       state.lane.keyWrites[name, default: KeyWrites()].recordTypedWrite(value)
       state.refusals.clearTypedRefusal(of: name)
       return true
