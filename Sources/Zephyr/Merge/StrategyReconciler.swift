@@ -74,8 +74,10 @@ enum StrategyReconciler {
         input, state: taken, push: taken == remote ? nil : Stamp(generation: generation, origin: input.deviceID),
         agreed: remoteStamp, reason: taken == remote ? .cloudHistory : .trimmedToCapacity)
     }
+    var merging = input
+    if !kind.canMerge(input.local) { merging.local = nil }
     let (mine, edited) = deviceState(
-      input, base: base, remote: remote, dot: Stamp(generation: generation, origin: input.replicaID))
+      merging, base: base, remote: remote, dot: Stamp(generation: generation, origin: input.replicaID))
     let untrimmed = remote.map { mine.joined(with: $0) } ?? mine
     let joined = trimmed(untrimmed, input)
     let stamp = Stamp(generation: generation, origin: input.deviceID)
@@ -107,18 +109,28 @@ enum StrategyReconciler {
     // A local value the ledger agreed on is a value a state of this kind showed: it
     // merges, and is not decoded again to find out (25,000 packed ids, say).
     let agreedOn = input.ledger.map { $0.state?.kind == kind && $0.agrees(with: input.local) } ?? false
-    guard agreedOn || kind.canMerge(input.local) else {
+    // A value it cannot merge that is no edit (a foreign value pulled before the key
+    // merged by a strategy here) is replaced by the store's state, as nothing.
+    guard agreedOn || kind.canMerge(input.local) || !holdsEdit(input) else {
       return Reconciler.Decision(
         action: .skip(reason: "a \(kind.rawValue) strategy cannot merge a \(input.local?.kindName ?? "value")"),
         problem: .strategyCannotMerge(strategy: kind.rawValue, value: input.local?.kindName ?? "value"))
     }
-    if case .foreign(let value) = input.remote, !kind.canMerge(value) {
-      // (A plain array under a packed set, say: neither taken nor overwritten.)
+    if case .foreign(let value) = input.remote, !kind.canMerge(value), !holdsEdit(input) {
+      // (A plain array under a packed set, say: not taken, and left until this device
+      // edits the key: its edit replaces it, as a last-writer-wins key's would.)
       return Reconciler.Decision(
         action: .skip(reason: "the store holds a \(value.kindName) the \(kind.rawValue) strategy cannot merge"),
         problem: .strategyCannotMerge(strategy: kind.rawValue, value: "\(value.kindName) in the store"))
     }
     return nil
+  }
+
+  /// Whether the local value is an edit to push: not the one the ledger agreed on, or
+  /// present on a device with no history of the key.
+  private static func holdsEdit(_ input: Input) -> Bool {
+    guard let ledger = input.ledger else { return input.local != nil }
+    return !ledger.agrees(with: input.local)
   }
 
   /// The device's state: the cached state with the local edit applied (`edited`), or the
