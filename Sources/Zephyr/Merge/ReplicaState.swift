@@ -162,12 +162,14 @@ struct ReplicaState: Sendable, Hashable {
   var partCount: Int { groups.values.reduce(0) { $0 + $1.count } }
 
   /// One write's parts without repeats, in the order every device computes alike: a
-  /// `.union`'s as its write added them; a packed set's ids ascending; the others' by
-  /// fingerprint, then by description (two parts with one fingerprint are the same value
-  /// to Zephyr). Each part's fingerprint is computed once, and ids already in order (as
-  /// a packed blob decodes) are not sorted again.
+  /// `.set`'s and a `.union`'s as its write added them (the order the writer's array
+  /// gave them: a value replicated without a concurrent edit reads in the same order on
+  /// every device); a packed set's ids ascending; the others' by fingerprint, then by
+  /// description (two parts with one fingerprint are the same value to Zephyr). Each
+  /// part's fingerprint is computed once, and ids already in order (as a packed blob
+  /// decodes) are not sorted again.
   private static func canonical(_ parts: [PropertyListValue], kind: ReplicaKind) -> [PropertyListValue] {
-    if kind == .union { return unique(parts) }
+    if kind.holdsElements { return unique(parts) }
     if kind == .packedSet, let ids = ids(ofParts: parts) {
       if zip(ids, ids.dropFirst()).allSatisfy({ $0 < $1 }) { return parts }
       return Array(Set(ids)).sorted().map { .unsignedInteger($0) }
