@@ -329,30 +329,46 @@ extension SyncCoordinator {
       guard let lifetime = state.configuration.tombstoneLifetime else { return [] }
       return snapshot.compactMap { key, value in
         guard !written.contains(key), let entry = state.ledger[key], entry.agreed == .deleted,
-          let stamp = Self.expiredTombstone(value, lifetime: lifetime, now: now), stamp == entry.stamp
+          entry.state?.isDeleted ?? true,
+          let (stamp, _) = Self.expiredTombstone(value, lifetime: lifetime, now: now), stamp == entry.stamp
         else { return nil }
         return (key, stamp)
       }.sorted { $0.key < $1.key }
     }
     for (key, stamp) in candidates {
-      guard case .record(let record) = RemoteState(storeValue: callingOut { store.value(forKey: key) }),
-        case .deleted(let date) = record.content, record.stamp == stamp, mayWrite(.store(key))
+      guard let lifetime = state.withLock({ $0.configuration.tombstoneLifetime }),
+        let value = callingOut({ store.value(forKey: key) }),
+        let (held, date) = Self.expiredTombstone(value, lifetime: lifetime, now: now), held == stamp,
+        mayWrite(.store(key))
       else { continue }
       callingOut { store.removeValue(forKey: key) }
       effects.storeWritten = true
       state.withLock { state in
         state.budget.record(key, storeValue: nil)
-        state.debug("collect tombstone \(key) g\(record.generation) (deleted \(date.ISO8601Format()))")
+        state.debug("collect tombstone \(key) g\(stamp.generation) (deleted \(date.ISO8601Format()))")
       }
     }
   }
 
-  /// The stamp of `value` when it is a tombstone older than `lifetime`.
-  private static func expiredTombstone(_ value: PropertyListValue, lifetime: TimeInterval, now: Date) -> Stamp? {
-    guard case .record(let record) = RemoteState(storeValue: value), case .deleted(let date) = record.content,
-      now.timeIntervalSince(date) > lifetime
-    else { return nil }
-    return record.stamp
+  /// The stamp and date of `value` when it is a tombstone older than `lifetime`: a
+  /// last-writer-wins tombstone, or the record of a strategy key's deleted state (its
+  /// merge state holds nothing; the ledger keeps what it had seen, so this device never
+  /// brings a removed element back).
+  private static func expiredTombstone(
+    _ value: PropertyListValue, lifetime: TimeInterval, now: Date
+  ) -> (Stamp, Date)? {
+    switch RemoteState(storeValue: value) {
+    case .record(let record):
+      guard case .deleted(let date) = record.content, now.timeIntervalSince(date) > lifetime else { return nil }
+      return (record.stamp, date)
+    case .replica(let record):
+      guard record.state.isDeleted, let date = record.deleted, now.timeIntervalSince(date) > lifetime else {
+        return nil
+      }
+      return (record.stamp, date)
+    default:
+      return nil
+    }
   }
 
   func storeValues(_ keys: some Sequence<String>) -> [String: PropertyListValue] {

@@ -21,27 +21,52 @@ import Foundation
 /// 8.–10. a packed set only (strategy `packed`): its groups are its writes only, as
 ///    varint pairs in one `Data` (see ``PackedMembership``); the ids are written once,
 ///    with the write of each.
+/// Last, only when the state holds nothing (the key was deleted): the date of the write,
+/// by the writer's clock, so that the record is collected once it is older than
+/// ``SyncConfiguration/tombstoneLifetime``, as a last-writer-wins tombstone is.
 ///
 /// The value is not stored beside the state: it is the state's (``ReplicaState/value(strategy:key:resolving:)``),
 /// so a set of 25,000 elements is stored once.
 struct ReplicaRecord: Sendable, Equatable {
   var stamp: Stamp
   var state: ReplicaState
+  /// When the deleted state was written (a state holding nothing); `nil` otherwise.
+  var deleted: Date?
+
+  init(stamp: Stamp, state: ReplicaState, deleted: Date? = nil) {
+    self.stamp = stamp
+    self.state = state
+    self.deleted = deleted
+  }
+
+  /// The record of `state` written by `stamp` at `now`: dated when the state holds
+  /// nothing (a delete).
+  init(stamp: Stamp, state: ReplicaState, writtenAt now: Date) {
+    self.init(stamp: stamp, state: state, deleted: state.isDeleted ? now : nil)
+  }
 
   static let tag = "z2"
   static let formatVersion = 2
 
   /// The record as the store holds it.
   var encoded: PropertyListValue {
-    .array([.string(Self.tag), .integer(Int64(stamp.generation)), .string(stamp.origin)] + state.encodedFields)
+    .array(
+      [.string(Self.tag), .integer(Int64(stamp.generation)), .string(stamp.origin)] + state.encodedFields
+        + (deleted.map { [.date($0)] } ?? []))
   }
 
   /// Reads a record whose tag is `z2`; a reason when it is broken.
   static func decode(_ fields: [PropertyListValue]) -> Result<ReplicaRecord, ReplicaDecodingError> {
     // (The state's own decoding checks how many fields its strategy has: 4, or 7 for a
     // packed set.)
+    var fields = fields
+    var deleted: Date?
+    if fields.count == 8 || fields.count == 11, case .date(let date)? = fields.last {
+      deleted = date
+      fields.removeLast()
+    }
     guard fields.count == 7 || fields.count == 10 else {
-      return .failure(ReplicaDecodingError(reason: "record has \(fields.count) fields, expected 7 or 10"))
+      return .failure(ReplicaDecodingError(reason: "record has \(fields.count) fields, expected 7 or 10 (and a date)"))
     }
     guard case .integer(let generation) = fields[1], generation >= 1, UInt64(generation) <= Generation.maximum else {
       return .failure(ReplicaDecodingError(reason: "generation is not an integer in 1...\(Generation.maximum)"))
@@ -50,7 +75,7 @@ struct ReplicaRecord: Sendable, Equatable {
       return .failure(ReplicaDecodingError(reason: "origin is not a short string"))
     }
     return ReplicaState.decode(Array(fields[3...])).map {
-      ReplicaRecord(stamp: Stamp(generation: UInt64(generation), origin: origin), state: $0)
+      ReplicaRecord(stamp: Stamp(generation: UInt64(generation), origin: origin), state: $0, deleted: deleted)
     }
   }
 }

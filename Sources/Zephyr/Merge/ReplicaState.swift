@@ -158,6 +158,10 @@ struct ReplicaState: Sendable, Hashable {
     dots.flatMap { dot in (groups[dot] ?? []).map { (dot, $0) } }
   }
 
+  /// Whether the state holds nothing, not even a presence mark, after writes: the key
+  /// was deleted.
+  var isDeleted: Bool { groups.isEmpty && !context.isEmpty }
+
   /// The number of parts held (an element added by two writes counts twice).
   var partCount: Int { groups.values.reduce(0) { $0 + $1.count } }
 

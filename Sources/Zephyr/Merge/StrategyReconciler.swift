@@ -84,7 +84,9 @@ enum StrategyReconciler {
     let reason: SyncAction.Reason
     switch remote {
     case nil:
-      guard !joined.context.isEmpty else { return Reconciler.Decision(action: .none) }
+      // Nothing to keep (never written), or a deleted state the store collected after the
+      // tombstone lifetime and this device has nothing new for: absence is no news then.
+      guard !joined.context.isEmpty, edited || !joined.isDeleted else { return Reconciler.Decision(action: .none) }
       reason = !edited ? .absentFromStore : input.ledger == nil ? .firstUpload : .localEdit
     case let remote? where joined == remote:
       // (The store's state itself: its record's fields are the ledger's too.)
