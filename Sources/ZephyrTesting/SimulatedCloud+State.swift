@@ -15,7 +15,11 @@ struct DeviceState {
   var sizes: [String: Int] = [:]
   var totalBytes = 0
   var pending: [PendingWrite] = []
-  var observers: [UUID: @Sendable (ExternalChange) -> Void] = [:]
+  /// By registration number: observers are called in the order they registered, in
+  /// every process (an app and its extension observing one store, say), never in hash
+  /// order.
+  var observers: [Int: @Sendable (ExternalChange) -> Void] = [:]
+  var nextObserver = 0
   var statistics = SimulatedDevice.Statistics()
   var duringNextWrite: [@Sendable () -> Void] = []
   /// Whether the device's initial download is still to come: its writes are not kept.
@@ -23,6 +27,11 @@ struct DeviceState {
 
   init(account: String) {
     self.account = account
+  }
+
+  /// The observers, in the order they registered.
+  var orderedObservers: [@Sendable (ExternalChange) -> Void] {
+    observers.keys.sorted().compactMap { observers[$0] }
   }
 
   /// Replaces the cache with `values`, dropping the writes not uploaded yet; returns the

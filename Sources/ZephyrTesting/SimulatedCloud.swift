@@ -140,7 +140,7 @@ public final class SimulatedCloud: Sendable {
     _ = self.device(device)
     let (changed, initial, observers) = state.withLock { state in
       let initial = state.devices[device]?.awaitingInitialDownload ?? false
-      return (state.download(to: device), initial, Array(state.devices[device]?.observers.values ?? [:].values))
+      return (state.download(to: device), initial, state.devices[device]?.orderedObservers ?? [])
     }
     guard notify, !changed.isEmpty || initial else { return }
     deliverer.deliver(ExternalChange(reason: initial ? .initialSync : .serverChange, keys: changed), to: observers)
@@ -161,7 +161,7 @@ public final class SimulatedCloud: Sendable {
   /// deliveries, quota violations.
   public func post(_ change: ExternalChange, to device: String) {
     _ = self.device(device)
-    let observers = state.withLock { Array($0.devices[device]?.observers.values ?? [:].values) }
+    let observers = state.withLock { $0.devices[device]?.orderedObservers ?? [] }
     deliverer.deliver(change, to: observers)
   }
 
@@ -174,7 +174,7 @@ public final class SimulatedCloud: Sendable {
     let (changed, observers) = state.withLock { state in
       (
         state.switchAccount(of: device, to: account, limits: limits),
-        Array(state.devices[device]?.observers.values ?? [:].values)
+        state.devices[device]?.orderedObservers ?? []
       )
     }
     _ = store
@@ -291,9 +291,13 @@ public final class SimulatedDevice: KeyValueSyncStore {
   /// device, on the thread ``SimulatedCloud/Delivery`` says, until the token is cancelled
   /// or released.
   public func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> ObservationToken {
-    let id = UUID()
     let name = self.name
-    cloud.withLock { $0.devices[name]?.observers[id] = handler }
+    let id = cloud.withLock { state -> Int in
+      let id = state.devices[name]?.nextObserver ?? 0
+      state.devices[name]?.nextObserver += 1
+      state.devices[name]?.observers[id] = handler
+      return id
+    }
     return ObservationToken { [cloud] in
       cloud.withLock { _ = $0.devices[name]?.observers.removeValue(forKey: id) }
     }
@@ -314,7 +318,7 @@ public final class SimulatedDevice: KeyValueSyncStore {
         let count = device.cache.count + (device.cache[key] == nil && value != nil ? 1 : 0)
         if value != nil, total > limits.maximumTotalBytes || count > limits.maximumKeyCount {
           device.statistics.quotaViolations += 1
-          return (ExternalChange(reason: .quotaViolation, keys: [key]), Array(device.observers.values))
+          return (ExternalChange(reason: .quotaViolation, keys: [key]), device.orderedObservers)
         }
         device.store(value, forKey: key, size: size)
         if !device.awaitingInitialDownload {

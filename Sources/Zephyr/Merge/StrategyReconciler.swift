@@ -163,8 +163,12 @@ enum StrategyReconciler {
       return ((from ?? base).edited(to: local, dot: dot), true)
     }
     if local != nil {
-      // No history: the device has seen no removal, so its value only adds.
-      return (ReplicaState(kind: input.kind).edited(to: local, dot: dot), true)
+      // No history: the device has seen no removal, so its value only adds, and only what
+      // the store's state lacks (a value another process on a shared suite pulled, with
+      // no agreement recorded before a crash, is the store's own: nothing to add).
+      let fresh = ReplicaState(kind: input.kind).edited(to: local, dot: dot)
+      let added = remote.map { fresh.withoutParts(of: dot, heldBy: $0) } ?? fresh
+      return (added, !added.context.isEmpty)
     }
     return (ReplicaState(kind: input.kind), false)
   }

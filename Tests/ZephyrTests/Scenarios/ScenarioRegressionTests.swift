@@ -45,6 +45,24 @@ struct ScenarioRegressionTests {
       world: .apple, openBug: "a stale record outranks an agreed foreign value")
   }
 
+  /// Seed 202223, shrunk, with the app relaunched first so that its extension's observer
+  /// of their shared store is called before the app's (the order that seed's run drew at
+  /// random when the simulated cloud called observers in hash order). The extension
+  /// crashes during a download; C then lowers its `.max` key.
+  @Test func anExtensionCrashingDuringADownloadLeavesNoEarlierValue() {
+    expectNoViolation(
+      Scenario(
+        seed: 202_223, devices: ["A", "B", "C", "W"],
+        steps: [
+          .restart("A"),
+          .set("C", "k2", seed: 667421),
+          .upload("C"),
+          .crash("W", before: 3, during: .download(notify: true)),
+          .set("C", "k2", seed: 899466),
+        ], widgetHost: "A", strategies: ["k2": .max, "n": .max]),
+      world: .apple)
+  }
+
   // MARK: Fixed
 
   /// Seed 100850. B's pull of A's merge of a `.set` key was written ahead in the ledger;
