@@ -55,10 +55,11 @@ public struct SyncConfiguration: Sendable {
 
   /// Runs an action after a delay: how a coalesced push (see ``coalescingInterval``) waits.
   /// `DispatchQueue.asyncAfter` on a global queue by default; tests inject one that keeps
-  /// the action until they run it, so that no test sleeps:
+  /// the action until they run it, so that no test sleeps (a `ManualScheduler` of the
+  /// test's own, as in <doc:LargeCollections>):
   ///
   /// ```swift
-  /// configuration.coalescingScheduler = { delay, push in scheduled.append(push) }
+  /// configuration.coalescingScheduler = { _, push in scheduler.schedule(push) }
   /// ```
   public var coalescingScheduler: Scheduler = { delay, action in
     DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + delay, execute: action)
