@@ -19,7 +19,7 @@ extension SyncCoordinator {
     // Another process on a shared suite may have agreed on a later state of a key.
     let sharing = sharesSuite
     let shared = sharing ? callingOut { domain.sharedAgreements(of: keys) } : [:]
-    let read = readLedger(of: keys, local: local, remote: remote, shared: shared, policy: policy)
+    let read = readLedger(of: keys, local: local, remote: remote, shared: shared, sharing: sharing, policy: policy)
     // Before deciding, which may call user code: a typed write recorded from now on is in
     // no value the batch decides from, so the batch does not write over it.
     let typedBases = state.withLock { state in
@@ -66,7 +66,7 @@ extension SyncCoordinator {
   /// code (a resolver, or a custom strategy).
   private func readLedger(
     of keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
-    shared: [String: LedgerEntry], policy: MismatchPolicy
+    shared: [String: LedgerEntry], sharing: Bool, policy: MismatchPolicy
   ) -> (inputs: [Reconciler.Input], context: Reconciler.Context, callsOut: Bool, compressed: Set<String>) {
     state.withLock { state in
       let taking = state.takingStoreState(keys)
@@ -85,7 +85,7 @@ extension SyncCoordinator {
       let context = Reconciler.Context(
         policy: policy, resolver: state.configuration.conflictResolver,
         ownOrigin: state.ledgerMayBeStale ? state.deviceID : nil, clock: state.ledger.clock,
-        deviceID: state.deviceID, replicaID: state.replicaID)
+        deviceID: state.deviceID, replicaID: state.replicaID, sharedSuite: sharing)
       return (inputs, context, context.resolver != nil || state.hasCustomStrategy, Set(keys.filter(state.compresses)))
     }
   }
