@@ -61,6 +61,9 @@ struct OperationLane: Sendable {
   var emittingThreads: Set<Int> = []
   /// Requests queued for the running operation to run before it lets go.
   var queued: [Request] = []
+  /// How many times the lane was let go: a caller that queued its request on another
+  /// thread's lane knows it ran once this grows.
+  private(set) var releases: UInt64 = 0
   /// A `didChangeNotification` arrived that no push has looked at yet.
   var localEditsPending = false
   /// A push of local edits is scheduled on the local-edit queue.
@@ -109,6 +112,7 @@ struct OperationLane: Sendable {
     if phase == .running { LockAudit.laneRunning(by: -1) }
     phase = .idle
     owner = nil
+    releases += 1
   }
 
   /// The running operation, on `thread`, the current thread, calls out (`.callingOut` or

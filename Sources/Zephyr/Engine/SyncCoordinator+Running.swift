@@ -43,10 +43,12 @@ extension SyncCoordinator {
     case .other:
       break
     }
-    let owns = state.withLock(
-      when: { $0.lane.admitsCaller || $0.lane.isOwned(by: thread) }, { $0.takeLaneOrQueue(request, thread: thread) })
+    let (owns, releases) = state.withLock(
+      when: { $0.lane.admitsCaller || $0.lane.isOwned(by: thread) },
+      { ($0.takeLaneOrQueue(request, thread: thread), $0.lane.releases) })
     guard owns else {
       emitLogs()
+      waitForQueued(request, releasesBefore: releases)
       return
     }
     var changed = Set<String>()
@@ -67,6 +69,22 @@ extension SyncCoordinator {
     emitLogs()
     postChange(of: changed)
     if !reconciledObserved.isEmpty { publishChanges(of: reconciledObserved) }
+  }
+
+  /// A `sync()` or `sync(keys:)` queued for another thread's operation (it was calling
+  /// out, and may be waiting for this very thread) waits until that operation has let go,
+  /// having run it, so that a read on the next line sees what it pulled: two seconds at
+  /// most, then it returns with a warning. Store events and pushes never wait: the store's
+  /// thread may be the one the operation waits for.
+  private func waitForQueued(_ request: Request, releasesBefore releases: UInt64) {
+    switch request {
+    case .sync, .syncKeys: break
+    case .event, .localEdits, .settlePendingPulls, .protectedDataAvailable: return
+    }
+    let (ran, _) = state.withLock(when: { $0.lane.releases > releases }, until: Date(timeIntervalSinceNow: 2)) { _ in }
+    if !ran {
+      warnNow("\(request.callName) queued behind an operation that did not end for two seconds: returned before it ran")
+    }
   }
 
   /// Runs one request as one operation; returns what it left to do.

@@ -36,6 +36,27 @@ package final class Locked<Value>: @unchecked Sendable {
     return try body(&value)
   }
 
+  /// Waits until `ready` holds for the value, or until `deadline`, then runs `body` with
+  /// exclusive access, as ``withLock(_:)``, and returns whether `ready` held. The lock is
+  /// released while waiting.
+  package func withLock<Result>(
+    when ready: (Value) -> Bool, until deadline: Date, _ body: (inout sending Value) throws -> sending Result
+  ) rethrows -> (ready: Bool, result: Result) {
+    condition.lock()
+    defer {
+      condition.broadcast()
+      condition.unlock()
+    }
+    var isReady = ready(value)
+    while !isReady, condition.wait(until: deadline) { isReady = ready(value) }
+    if !isReady { isReady = ready(value) }
+    #if DEBUG
+      LockAudit.adjust(by: 1)
+      defer { LockAudit.adjust(by: -1) }
+    #endif
+    return (isReady, try body(&value))
+  }
+
   /// Waits until `ready` holds for the value, then runs `body` with exclusive access, as
   /// ``withLock(_:)``. The lock is released while waiting.
   package func withLock<Result>(
