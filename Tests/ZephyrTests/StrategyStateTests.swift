@@ -72,8 +72,8 @@ struct StrategyStateTests {
     harness.cloud.upload()
     let c = harness.device("C", initiallyDownloaded: false)
     harness.cloud.download(to: "C", notify: true)
-    // Its first use is this set (a read first would schedule a reconcile that may pull
-    // the cloud's set before the set is made: then the set replaces what was read).
+    // Its first use is this set (a read first reconciles the key before it returns: see
+    // NewInstallFirstEditTests for a set made from that read).
     c.coordinator[Self.favorites] = ["c"]
     c.settle()
     rounds(harness, 3)
