@@ -79,7 +79,7 @@ extension SyncCoordinator {
       signalKeyWrites()
     }
     // Streams learn the held sets, and the values they could not read meanwhile.
-    if !sets.isEmpty { callingOut { publishChanges(of: sets.map(\.key)) } }
+    if !sets.isEmpty { publishChanges(of: sets.map(\.key)) }
     drainChangesIfIdle()
     state.withLock { state in
       var front = requests

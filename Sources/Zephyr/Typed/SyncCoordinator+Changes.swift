@@ -69,13 +69,16 @@ extension SyncCoordinator {
 
   /// The drain loop: this thread delivers every changed key until none is left. Reads
   /// and yields with no lock held; a change made meanwhile (by a read's or a yield's
-  /// side effects, or on another thread) is marked and delivered by a later turn.
+  /// side effects, or on another thread) is marked and delivered by a later turn. Made
+  /// from inside an operation (protected data becoming available), it is a call-out.
   private func drainChanges() {
-    while let keys = changeObservers.withLock({ $0.takeChanged() }) {
-      var values: [String: PropertyListValue?] = [:]
-      for key in keys { values[key] = .some(storedValue(forKey: key)) }
-      for delivery in changeObservers.withLock({ $0.deliveries(of: values) }) {
-        delivery()
+    callingOut {
+      while let keys = changeObservers.withLock({ $0.takeChanged() }) {
+        var values: [String: PropertyListValue?] = [:]
+        for key in keys { values[key] = .some(storedValue(forKey: key)) }
+        for delivery in changeObservers.withLock({ $0.deliveries(of: values) }) {
+          delivery()
+        }
       }
     }
   }
