@@ -101,6 +101,8 @@ final class CallOutWorld: Sendable {
   private let suiteB: String
   private let ledgers: URL
   private let logsA = Locked<[String]>([])
+  /// Names this test to the ``Watchdog`` while the world lives.
+  private let watched = Watchdog.watch()
   var logs: [String] { logsA.withLock { $0 } }
 
   init(delivery: SimulatedCloud.Delivery) {
