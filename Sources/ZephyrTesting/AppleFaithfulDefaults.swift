@@ -353,7 +353,7 @@ public final class AppleFaithfulDefaults: UserDefaults, ProtectedDataReporting {
         }
         super.setPersistentDomain(values, forName: name)
       } else {
-        for (key, held) in change.held {
+        for (key, held) in change.held.sorted(by: { $0.key < $1.key }) {
           switch held {
           case .value(let value): super.set(value.foundationValue, forKey: key)
           case .removed: super.removeObject(forKey: key)

@@ -21,7 +21,7 @@ extension SyncCoordinator {
     }
     verifyEpoch(local.epoch)
     let keys = state.withLock { state -> [String] in
-      for key in local.unreadable where KeyPolicy.exclusion(of: key) == nil {
+      for key in local.unreadable.sorted() where KeyPolicy.exclusion(of: key) == nil {
         state.refuse(key, .notPropertyList)
       }
       state.budget.refresh(with: remote)
@@ -253,7 +253,7 @@ extension SyncCoordinator {
       let sharedKeys = callingOut { domain.keysWithSharedAgreements() }
       let agreed = callingOut { domain.sharedAgreements(of: sharedKeys) }
       let held = storeValues(sharedKeys)
-      for (key, entry) in agreed where !Self.storeHolds(entry, held[key]) {
+      for (key, entry) in agreed.sorted(by: { $0.key < $1.key }) where !Self.storeHolds(entry, held[key]) {
         writeLocally(SharedAgreement.key(for: key), nil)
       }
     }

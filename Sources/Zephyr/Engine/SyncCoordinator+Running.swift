@@ -81,7 +81,9 @@ extension SyncCoordinator {
     case .sync, .syncKeys: break
     case .event, .localEdits, .settlePendingPulls, .protectedDataAvailable: return
     }
-    let (ran, _) = state.withLock(when: { $0.lane.releases > releases }, until: Date(timeIntervalSinceNow: 2)) { _ in }
+    let ran = state.withLock(
+      when: { $0.lane.releases > releases }, until: Date(timeIntervalSinceNow: 2), { _ in }
+    ).ready
     if !ran {
       warnNow("\(request.callName) queued behind an operation that did not end for two seconds: returned before it ran")
     }

@@ -20,7 +20,10 @@ enum LedgerCodec {
     appendWord(checksum(header), to: &bytes)
     appendClock(ledger.clock, to: &bytes)
     appendIncarnation(ledger.incarnation, to: &bytes)
-    for (key, entry) in ledger.entries { appendRecord(key: key, entry: entry, to: &bytes) }
+    // Keys in order: the same ledger is the same bytes in every process.
+    for (key, entry) in ledger.entries.sorted(by: { $0.key < $1.key }) {
+      appendRecord(key: key, entry: entry, to: &bytes)
+    }
     return Data(bytes)
   }
 
@@ -32,7 +35,8 @@ enum LedgerCodec {
   ) -> Data {
     var bytes: [UInt8] = []
     if let clock { appendClock(clock, to: &bytes) }
-    for (key, entry) in changes {
+    // Keys in order: which records a torn append keeps does not depend on hash order.
+    for (key, entry) in changes.sorted(by: { $0.key < $1.key }) {
       switch references[key] {
       case .settlesPull?:
         appendFramed(to: &bytes) { payload in

@@ -77,6 +77,6 @@ extension UserDefaultsDomain {
   /// Every key that has a shared agreed state.
   func keysWithSharedAgreements() -> [String] {
     persistentValues().values.keys.filter { $0.hasPrefix(SharedAgreement.prefix) }
-      .map { String($0.dropFirst(SharedAgreement.prefix.count)) }
+      .map { String($0.dropFirst(SharedAgreement.prefix.count)) }.sorted()
   }
 }

@@ -34,7 +34,8 @@ struct DownloadWaiters: Sendable {
       waiters = [:]
       timers = [:]
     }
-    return waiters.map { id, waiter in (waiter, timers[id]) }
+    // Resumed in the order they came.
+    return waiters.keys.sorted().compactMap { id in waiters[id].map { ($0, timers[id]) } }
   }
 
   var isEmpty: Bool { waiters.isEmpty }

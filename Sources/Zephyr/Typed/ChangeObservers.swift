@@ -61,7 +61,7 @@ struct ChangeObservers: Sendable {
       followers = [:]
       changed = []
     }
-    return Array(observers.values)
+    return observers.keys.sorted().compactMap { observers[$0] }
   }
 
   /// Marks those of `keys` that some stream follows as changed. Returns `true` when the
@@ -106,8 +106,11 @@ struct ChangeObservers: Sendable {
   mutating func deliveries(of values: [String: PropertyListValue?]) -> [@Sendable () -> Void] {
     guard !observers.isEmpty, !values.isEmpty else { return [] }
     var deliveries: [@Sendable () -> Void] = []
-    for (id, observer) in observers {
-      guard let value = values[observer.key], observer.last != .value(value) else { continue }
+    // Streams in the order they were made, in every process.
+    for id in observers.keys.sorted() {
+      guard let observer = observers[id], let value = values[observer.key], observer.last != .value(value) else {
+        continue
+      }
       observers[id]?.last = .value(value)
       let deliver = observer.deliver
       deliveries.append { deliver(value) }

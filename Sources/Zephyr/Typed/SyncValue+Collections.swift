@@ -47,8 +47,10 @@ extension Dictionary: SyncValue where Key == String, Value: SyncValue {
     get throws {
       var entries: [String: PropertyListValue] = [:]
       entries.reserveCapacity(count)
-      for (key, value) in self {
-        if let item = try value.propertyList { entries[key] = item }
+      // Keys in order: which error a dictionary of unencodable values throws does not
+      // depend on hash order.
+      for key in keys.sorted() {
+        if let value = self[key], let item = try value.propertyList { entries[key] = item }
       }
       return .dictionary(entries)
     }

@@ -14,7 +14,13 @@ extension Set: SyncValue where Element: SyncValue {
   public var propertyList: PropertyListValue? {
     get throws {
       guard case .array(let items)? = try Array(self).propertyList else { return nil }
-      return .array(items.map { ($0.fingerprint.rawValue, $0) }.sorted { $0.0 < $1.0 }.map(\.1))
+      // (Equal fingerprints, a collision or dates alike to the second on Linux, by description.)
+      let keyed: [(fingerprint: UInt64, item: PropertyListValue)] = items.map { ($0.fingerprint.rawValue, $0) }
+      let sorted = keyed.sorted { lhs, rhs in
+        lhs.fingerprint != rhs.fingerprint
+          ? lhs.fingerprint < rhs.fingerprint : lhs.item.logDescription < rhs.item.logDescription
+      }
+      return .array(sorted.map(\.item))
     }
   }
 }
