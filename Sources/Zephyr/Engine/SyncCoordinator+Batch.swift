@@ -18,8 +18,8 @@ extension SyncCoordinator {
     guard !keys.isEmpty else { return [] }
     // Another process on a shared suite may have agreed on a later state of a key.
     let sharing = sharesSuite
-    let shared = sharing ? callingOut { domain.sharedAgreements(of: keys) } : [:]
-    let read = readLedger(of: keys, local: local, remote: remote, shared: shared, sharing: sharing, policy: policy)
+    let shared = sharing ? callingOut { domain.sharedAgreements(of: keys, local: local) } : [:]
+    let read = readLedger(of: keys, local: local, remote: remote, shared: shared, policy: policy)
     // Before deciding, which may call user code: a typed write recorded from now on is in
     // no value the batch decides from, so the batch does not write over it.
     let typedBases = state.withLock { state in
@@ -66,7 +66,7 @@ extension SyncCoordinator {
   /// code (a resolver, or a custom strategy).
   private func readLedger(
     of keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
-    shared: [String: LedgerEntry], sharing: Bool, policy: MismatchPolicy
+    shared: [String: LedgerEntry], policy: MismatchPolicy
   ) -> (inputs: [Reconciler.Input], context: Reconciler.Context, callsOut: Bool, compressed: Set<String>) {
     state.withLock { state in
       let taking = state.takingStoreState(keys)
@@ -85,7 +85,7 @@ extension SyncCoordinator {
       let context = Reconciler.Context(
         policy: policy, resolver: state.configuration.conflictResolver,
         ownOrigin: state.ledgerMayBeStale ? state.deviceID : nil, clock: state.ledger.clock,
-        deviceID: state.deviceID, replicaID: state.replicaID, sharedSuite: sharing)
+        deviceID: state.deviceID, replicaID: state.replicaID)
       return (inputs, context, context.resolver != nil || state.hasCustomStrategy, Set(keys.filter(state.compresses)))
     }
   }
@@ -146,7 +146,7 @@ extension SyncCoordinator {
     }
     for (key, entry) in updates {
       let mirror = SharedAgreement.key(for: key)
-      writeLocally(mirror, entry.map(SharedAgreement.encode))
+      writeLocally(mirror, entry.map { SharedAgreement.encode($0) })
     }
   }
 
@@ -158,6 +158,7 @@ extension SyncCoordinator {
     // saves again when it ends (``execute(_:)``), with the entries ``EngineState/commit(_:made:)``
     // settled once the writes were made.
     if !plan.writes.isEmpty { saveLedger() }
+    let sharing = plan.writes.isEmpty ? false : sharesSuite
     var made = Set<String>()
     var written = Set<String>()
     var logs: [LogLine] = []
@@ -173,6 +174,7 @@ extension SyncCoordinator {
         written.insert(key)
         effects.storeWritten = true
         if let merged {
+          if sharing { shareAhead(key, plan) }
           let made = writeLocally(key, merged.value)
           endLocalWrite(key, made: made)
           guard made else { continue }
@@ -180,6 +182,7 @@ extension SyncCoordinator {
         }
       case .local(let key, let content):
         guard beginLocalWrite(key, content.value, plan) else { continue }
+        if sharing { shareAhead(key, plan) }
         let made = writeLocally(key, content.value)
         endLocalWrite(key, made: made)
         guard made else { continue }
@@ -197,6 +200,15 @@ extension SyncCoordinator {
       for key in changed where state.lane.typedWrites[key] != nil { state.lane.typedWrites[key] = .reread }
     }
     return written
+  }
+
+  /// On a suite shared by processes, writes the agreement a local write of `key` settles,
+  /// marked pending, ahead of that write (see ``SharedAgreement``): another process that
+  /// finds the write made, this one having died before settling it, takes the agreement
+  /// instead of taking the value for an edit of its own.
+  private func shareAhead(_ key: String, _ plan: BatchPlan) {
+    guard let entry = plan.settled[key] else { return }
+    writeLocally(SharedAgreement.key(for: key), SharedAgreement.encode(entry, pending: true))
   }
 
   /// Notes that the batch writes `value` to `key` now, unless a typed write of the key

@@ -46,9 +46,6 @@ enum Reconciler {
     var deviceID = ""
     /// The id this process numbers its writes of strategy keys under; the device id when `nil`.
     var replicaID: String?
-    /// Whether other processes (an app and its extensions) share the suite: a local value
-    /// this process has no history of may then be another process's pull.
-    var sharedSuite = false
   }
 
   /// Decides one key from the raw store value: classifies it (a record, foreign, broken,
@@ -72,7 +69,7 @@ enum Reconciler {
           key: input.key, local: input.local, remote: remote, ledger: input.ledger, declared: input.strategy,
           kind: kind, capacity: input.capacity, replicaID: context.replicaID ?? context.deviceID,
           deviceID: context.deviceID,
-          clock: context.clock, takingStore: input.takingStore, sharedSuite: context.sharedSuite))
+          clock: context.clock, takingStore: input.takingStore))
       decision.problem = decision.problem ?? problem
       return decision
     }

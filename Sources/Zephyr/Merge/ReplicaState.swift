@@ -144,24 +144,6 @@ struct ReplicaState: Sendable, Hashable {
     return joined
   }
 
-  /// This state less the parts of `dot`'s write that `other` holds already, and less
-  /// that write altogether when nothing of it is left: what a device with no history
-  /// adds to the store's state. Re-adding a part the store holds would make it a write of
-  /// the device's own, concurrent with every later removal or lowering made without
-  /// seeing it, which could then never take it away.
-  func withoutParts(of dot: Stamp, heldBy other: ReplicaState) -> ReplicaState {
-    guard let parts = groups[dot] else { return self }
-    let held = Set(other.groups.values.joined().map(\.fingerprint))
-    let kept = parts.filter { !held.contains($0.fingerprint) }
-    // A presence mark adds nothing to a state that holds a part or a mark itself.
-    if kept.isEmpty, !parts.isEmpty || !other.groups.isEmpty {
-      return ReplicaState(kind: kind, groups: groups.filter { $0.key != dot }, context: context.removing(dot))
-    }
-    var trimmed = self
-    trimmed.groups[dot] = kept
-    return trimmed
-  }
-
   /// Whether every write `other` holds or has seen is in this state: joining it changes
   /// nothing.
   func includes(_ other: ReplicaState) -> Bool {

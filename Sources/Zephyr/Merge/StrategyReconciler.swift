@@ -51,8 +51,6 @@ enum StrategyReconciler {
     var clock: UInt64
     /// Set after an account change or the initial download, until the key is reconciled once.
     var takingStore: Bool
-    /// Whether other processes share the suite (see ``Reconciler/Context/sharedSuite``).
-    var sharedSuite = false
   }
 
   static func decide(_ input: Input) -> Reconciler.Decision {
@@ -165,15 +163,8 @@ enum StrategyReconciler {
       return ((from ?? base).edited(to: local, dot: dot), true)
     }
     if local != nil {
-      // No history: the device has seen no removal, so its value only adds. On a suite
-      // shared by processes, only what the store's state lacks: a value another process
-      // pulled into the suite, its agreement not written before it crashed, is the
-      // store's own, not an edit (this process could not have made it without history of
-      // the key but from what the suite showed). Alone, an equal part is this device's own
-      // add, concurrent with any removal made without seeing it.
-      let fresh = ReplicaState(kind: input.kind).edited(to: local, dot: dot)
-      let added = input.sharedSuite ? remote.map { fresh.withoutParts(of: dot, heldBy: $0) } ?? fresh : fresh
-      return (added, !added.context.isEmpty)
+      // No history: the device has seen no removal, so its value only adds.
+      return (ReplicaState(kind: input.kind).edited(to: local, dot: dot), true)
     }
     return (ReplicaState(kind: input.kind), false)
   }

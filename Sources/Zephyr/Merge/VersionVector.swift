@@ -62,15 +62,6 @@ struct VersionVector: Sendable, Hashable, CustomStringConvertible {
     return joined
   }
 
-  /// This vector without its device's writes, when `stamp` is that device's only write
-  /// here (a write taken back before anyone saw it); unchanged otherwise.
-  func removing(_ stamp: Stamp) -> VersionVector {
-    guard self[stamp.origin] == stamp.generation else { return self }
-    var removed = self
-    removed.entries[stamp.origin] = nil
-    return removed
-  }
-
   /// Whether the write at `stamp` is among these.
   func includes(_ stamp: Stamp) -> Bool {
     self[stamp.origin] >= stamp.generation

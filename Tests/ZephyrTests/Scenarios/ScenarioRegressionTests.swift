@@ -45,32 +45,14 @@ struct ScenarioRegressionTests {
       world: .apple, openBug: "a stale record outranks an agreed foreign value")
   }
 
-  /// Seed 2288 (a soak of 5,000 seeds), shrunk. The app and its extension share a suite;
-  /// each crashes once, the extension between writing a pull into the suite and writing
-  /// that pull's shared agreement. The app then finds B's elements in the suite with no
-  /// agreement, takes them for adds of its own, and they outlive B's later delete. Open:
-  /// the shared agreement needs writing ahead of the pull's `UserDefaults` write, with
-  /// the state to fall back to, as the ledger's is.
-  @Test func anExtensionsPullWithoutItsAgreementIsNoAddOfTheApp() {
-    expectNoViolation(
-      Scenario(
-        seed: 2_288, devices: ["A", "B", "W"],
-        steps: [
-          .set("W", "n", seed: 156471),
-          .crash("A", before: 6, during: .sync),
-          .upload("A"),
-          .set("B", "n", seed: 235092),
-          .upload("B"),
-          .remove("B", "n"),
-          .crash("W", before: 4, during: .download(notify: true)),
-        ], widgetHost: "A", strategies: ["k2": .union, "n": .set]),
-      world: .apple, openBug: "a pull in a shared suite whose agreement a crash kept from being written")
-  }
+  // MARK: Fixed
 
   /// Seed 202223, shrunk, with the app relaunched first so that its extension's observer
   /// of their shared store is called before the app's (the order that seed's run drew at
   /// random when the simulated cloud called observers in hash order). The extension
-  /// crashes during a download; C then lowers its `.max` key.
+  /// crashes during a download, between its pull's `UserDefaults` write and the pull's
+  /// shared agreement; the app took the pulled value for a `.max` write of its own, which
+  /// C's later lowering never took away. Fixed as seed 2288 (below).
   @Test func anExtensionCrashingDuringADownloadLeavesNoEarlierValue() {
     expectNoViolation(
       Scenario(
@@ -85,7 +67,27 @@ struct ScenarioRegressionTests {
       world: .apple)
   }
 
-  // MARK: Fixed
+  /// Seed 2288 (a soak of 5,000 seeds), shrunk. The app and its extension share a suite;
+  /// each crashes once, the extension between writing a pull into the suite and writing
+  /// that pull's shared agreement. The app found B's elements in the suite with no
+  /// agreement, took them for adds of its own, and they outlived B's later delete. Fixed:
+  /// a pull's shared agreement is written ahead of its `UserDefaults` write, marked
+  /// pending, and taken by another process when the suite shows its value.
+  @Test func anExtensionsPullWithoutItsAgreementIsNoAddOfTheApp() {
+    expectNoViolation(
+      Scenario(
+        seed: 2_288, devices: ["A", "B", "W"],
+        steps: [
+          .set("W", "n", seed: 156471),
+          .crash("A", before: 6, during: .sync),
+          .upload("A"),
+          .set("B", "n", seed: 235092),
+          .upload("B"),
+          .remove("B", "n"),
+          .crash("W", before: 4, during: .download(notify: true)),
+        ], widgetHost: "A", strategies: ["k2": .union, "n": .set]),
+      world: .apple)
+  }
 
   /// Seed 100850. B's pull of A's merge of a `.set` key was written ahead in the ledger;
   /// B crashed before writing `UserDefaults`, so the relaunch fell back to the entry from
