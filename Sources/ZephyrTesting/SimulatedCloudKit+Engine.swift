@@ -11,7 +11,11 @@ extension SimulatedCloudKit {
   /// Hands `event` to the device's store; `false` when a crash was due: the device was
   /// killed before saving its state, and restarted from its file.
   func deliver(_ event: CloudKitSyncEvent, to device: SimulatedCloudKitDevice) -> Bool {
-    let crash = world.withLock { $0.crashes.remove(device.name) != nil }
+    let crash = world.withLock { world in
+      guard let remaining = world.crashes[device.name] else { return false }
+      world.crashes[device.name] = remaining == 0 ? nil : remaining - 1
+      return remaining == 0
+    }
     device.persistence.failing.withLock { $0 = crash }
     device.core.handle(event)
     device.persistence.failing.withLock { $0 = false }

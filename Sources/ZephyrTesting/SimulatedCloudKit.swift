@@ -188,10 +188,11 @@ public final class SimulatedCloudKit: Sendable {
     world.withLock { $0.faults[device, default: []].append(fault) }
   }
 
-  /// The device's process is killed at `point` of its next event.
-  public func crash(_ device: String, before point: CrashPoint) {
+  /// The device's process is killed at `point` of its next event, or of the event after
+  /// `eventsToSkip` more: a test walks a crash through every gap between two events.
+  public func crash(_ device: String, before point: CrashPoint, eventsToSkip: Int = 0) {
     _ = self.device(device)
-    world.withLock { _ = $0.crashes.insert(device) }
+    world.withLock { $0.crashes[device] = max(0, eventsToSkip) }
   }
 
   /// The Zephyr zone disappears from `account`, with every record in it; each device's
@@ -275,7 +276,8 @@ struct CloudKitWorld {
   /// Each device's account; `nil`: signed out.
   var accounts: [String: String?] = [:]
   var faults: [String: [SimulatedCloudKit.Fault]] = [:]
-  var crashes: Set<String> = []
+  /// Per device with a crash due: how many events pass before it.
+  var crashes: [String: Int] = [:]
   var quotaBytes: Int?
   var echoesOwnSaves = true
   var atomicBatches = false
