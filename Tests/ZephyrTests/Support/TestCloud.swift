@@ -42,6 +42,8 @@ protocol TestStore: KeyValueSyncStore {
   var cachedValues: [String: PropertyListValue] { get }
   /// Accepted `setValue` and `removeValue` calls.
   var writeCount: Int { get }
+  /// `synchronize()` calls.
+  var synchronizeCount: Int { get }
 }
 
 extension SimulatedCloud: TestCloud {
@@ -58,8 +60,10 @@ extension SimulatedCloudKit: TestCloud {
 
 extension SimulatedDevice: TestStore {
   var writeCount: Int { statistics.writes }
+  var synchronizeCount: Int { statistics.synchronizeCalls }
 }
 
 extension SimulatedCloudKitDevice: TestStore {
   var writeCount: Int { statistics.writes }
+  var synchronizeCount: Int { statistics.synchronizeCalls }
 }
