@@ -244,7 +244,8 @@ struct SimulatedCloudKitRuleTests {
     var state = CloudKitStoreState()
     state.engineState = Data([1, 2, 3])
     state.server["k"] = MirrorRecord(
-      recordName: "k", key: "k", payload: CloudKitPayload.encode(.integer(7)), changeTag: "t9")
+      recordName: "k", key: "k", payload: CloudKitPayload.encode(.integer(7)), changeTag: "t9",
+      systemFields: Data([9]))
     state.pending["h-x"] = .init(key: "a key/with slash", value: nil, sequence: 4)
     state.sequence = 4
     state.hasFetched = true

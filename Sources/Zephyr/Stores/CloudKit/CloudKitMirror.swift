@@ -30,12 +30,17 @@ package struct MirrorRecord: Sendable, Hashable {
   package var payload: Data
   /// The server's version of the record; `nil` for a record the server has not seen.
   package var changeTag: String?
+  /// The record's system fields as CloudKit archives them (`encodeSystemFields(with:)`),
+  /// which a save of the next version starts from; opaque to the core, `nil` in the
+  /// simulation.
+  package var systemFields: Data?
 
-  package init(recordName: String, key: String, payload: Data, changeTag: String?) {
+  package init(recordName: String, key: String, payload: Data, changeTag: String?, systemFields: Data? = nil) {
     self.recordName = recordName
     self.key = key
     self.payload = payload
     self.changeTag = changeTag
+    self.systemFields = systemFields
   }
 }
 

@@ -16,6 +16,7 @@ enum CloudKitStateCodec {
       LedgerCodec.appendString(record.key, to: &bytes)
       appendData(record.payload, to: &bytes)
       LedgerCodec.appendString(record.changeTag ?? "", to: &bytes)
+      appendData(record.systemFields, to: &bytes)
     }
     LedgerCodec.appendWord(UInt64(state.pending.count), to: &bytes)
     for (name, change) in state.pending.sorted(by: { $0.value.sequence < $1.value.sequence }) {
@@ -49,8 +50,9 @@ enum CloudKitStateCodec {
       let key = try reader.string()
       let payload = try readData(from: &reader) ?? Data()
       let tag = try reader.string()
+      let systemFields = try readData(from: &reader)
       state.server[name] = MirrorRecord(
-        recordName: name, key: key, payload: payload, changeTag: tag.isEmpty ? nil : tag)
+        recordName: name, key: key, payload: payload, changeTag: tag.isEmpty ? nil : tag, systemFields: systemFields)
     }
     for _ in 0..<(try count(from: &reader)) {
       let name = try reader.string()

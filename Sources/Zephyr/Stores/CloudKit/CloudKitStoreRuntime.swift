@@ -90,9 +90,11 @@ struct CloudKitStoreRuntime {
         continue
       }
       if let value = queued.value {
-        let tag = saved.server[name]?.changeTag
+        let server = saved.server[name]
         batch.saves.append(
-          MirrorRecord(recordName: name, key: queued.key, payload: CloudKitPayload.encode(value), changeTag: tag))
+          MirrorRecord(
+            recordName: name, key: queued.key, payload: CloudKitPayload.encode(value), changeTag: server?.changeTag,
+            systemFields: server?.systemFields))
       } else {
         batch.deletions.append(name)
       }
