@@ -30,7 +30,7 @@
     public let limits = StoreLimits.cloudKit
     private let core: CloudKitStoreCore
     private let bridge: CloudKitEngineBridge
-    private let observers = Locked<[UUID: @Sendable (ExternalChange) -> Void]>([:])
+    private let observers: Locked<[UUID: @Sendable (ExternalChange) -> Void]>
 
     /// A store over the private database of the container `containerIdentifier`, keeping
     /// its state in `directory` (the Application Support folder's `Zephyr/CloudKit`
@@ -45,10 +45,11 @@
       let file = CloudKitStateFile(
         url: folder.appendingPathComponent(CloudKitRecordName.name(for: containerIdentifier) + ".state"))
       let bridge = CloudKitEngineBridge()
-      let observers = self.observers
+      let observers = Locked<[UUID: @Sendable (ExternalChange) -> Void]>([:])
       let core = CloudKitStoreCore(persistence: file, driver: bridge) { change in
         for handler in observers.withLock({ Array($0.values) }) { handler(change) }
       }
+      self.observers = observers
       self.bridge = bridge
       self.core = core
       let database = CKContainer(identifier: containerIdentifier).privateCloudDatabase
