@@ -150,6 +150,13 @@ final class Deliverer: Sendable {
     queue.async(execute: action)
   }
 
+  /// Runs `action` on the delivery thread and returns once it returned (at once on this
+  /// thread with ``SimulatedCloud/Delivery/callingThread``, or when already on it).
+  func perform(_ action: () -> Void) {
+    guard mode == .storeThread, !isOnQueue else { return action() }
+    queue.sync(execute: action)
+  }
+
   /// Waits until everything queued has run.
   func waitUntilIdle() {
     guard mode == .storeThread, !isOnQueue else { return }

@@ -220,8 +220,10 @@ public final class SimulatedDevice: KeyValueSyncStore {
 
   /// The device's name.
   public let name: String
+  /// The limits the device enforces: its cloud's. A coordinator over the device checks
+  /// against them unless its configuration sets others.
+  public let limits: StoreLimits
   private let cloud: Locked<CloudState>
-  private let limits: StoreLimits
   private let deliverer: Deliverer
 
   init(name: String, cloud: Locked<CloudState>, limits: StoreLimits, deliverer: Deliverer) {

@@ -117,24 +117,26 @@ struct MergeStrategyTests {
 
   // MARK: Across devices
 
-  private func devices(_ strategy: MergeStrategy, key: String) -> (Harness, TestDevice, TestDevice) {
-    let harness = Harness()
+  private func devices(
+    _ strategy: MergeStrategy, key: String, backend: Backend
+  ) -> (Harness, TestDevice, TestDevice) {
+    let harness = Harness(backend: backend)
     let devices = harness.devices(["A", "B"], merging: key, by: strategy)
     return (harness, devices[0], devices[1])
   }
 
   /// Both devices add a favorite while neither has seen the other's; whichever upload
   /// the store keeps, both adds survive, and a quiet round writes nothing.
-  @Test(arguments: [["A", "B"], ["B", "A"]])
-  func concurrentAddsToASetBothSurvive(uploadOrder: [String]) {
-    let (harness, a, b) = devices(.set, key: "favorites")
+  @Test(arguments: [["A", "B"], ["B", "A"]], Backend.allCases)
+  func concurrentAddsToASetBothSurvive(uploadOrder: [String], backend: Backend) {
+    let (harness, a, b) = devices(.set, key: "favorites", backend: backend)
     a.set(PropertyListValue.strings("home"), "favorites")
     harness.round()
     #expect(b.value("favorites") == PropertyListValue.strings("home"))
 
     a.set(PropertyListValue.strings("home", "work"), "favorites")
     b.set(PropertyListValue.strings("home", "gym"), "favorites")
-    for name in uploadOrder { harness.cloud.upload(from: name) }
+    for name in uploadOrder { harness.driver.upload(from: name) }
     for _ in 0..<3 { harness.round() }
     for device in [a, b] {
       guard case .array(let items)? = device.value("favorites") else {
@@ -144,21 +146,22 @@ struct MergeStrategyTests {
       #expect(Set(items) == [.string("home"), .string("work"), .string("gym")], "\(device.name)")
     }
     #expect(a.value("favorites") == b.value("favorites"))
-    let writes = [a, b].map { $0.store.statistics.writes }
+    let writes = [a, b].map { $0.syncStore.writeCount }
     harness.round()
-    #expect([a, b].map { $0.store.statistics.writes } == writes, "a quiet round writes nothing")
+    #expect([a, b].map { $0.syncStore.writeCount } == writes, "a quiet round writes nothing")
   }
 
   /// A device that had seen an element removes it: the removal sticks, even though the
   /// other device still holds the element and adds another one concurrently.
-  @Test func aRemovalByADeviceThatSawTheElementSticks() {
-    let (harness, a, b) = devices(.set, key: "favorites")
+  @Test(arguments: Backend.allCases)
+  func aRemovalByADeviceThatSawTheElementSticks(backend: Backend) {
+    let (harness, a, b) = devices(.set, key: "favorites", backend: backend)
     a.set(PropertyListValue.strings("home", "work"), "favorites")
     harness.round()
     b.set(PropertyListValue.strings("home"), "favorites")  // B saw work, removes it
     a.set(PropertyListValue.strings("home", "work", "gym"), "favorites")  // A adds gym meanwhile
-    harness.cloud.upload(from: "B")
-    harness.cloud.upload(from: "A")
+    harness.driver.upload(from: "B")
+    harness.driver.upload(from: "A")
     for _ in 0..<3 { harness.round() }
     for device in [a, b] {
       guard case .array(let items)? = device.value("favorites") else {
@@ -170,40 +173,43 @@ struct MergeStrategyTests {
   }
 
   /// The highest score wins, whichever device's write the store kept.
-  @Test func maxKeepsTheHighestScore() {
-    let (harness, a, b) = devices(.max, key: "highScore")
+  @Test(arguments: Backend.allCases)
+  func maxKeepsTheHighestScore(backend: Backend) {
+    let (harness, a, b) = devices(.max, key: "highScore", backend: backend)
     a.set(.integer(10), "highScore")
     harness.round()
     a.set(.integer(30), "highScore")
     b.set(.integer(20), "highScore")
-    harness.cloud.upload(from: "A")
-    harness.cloud.upload(from: "B")  // the store keeps B's 20
+    harness.driver.upload(from: "A")
+    harness.driver.upload(from: "B")  // the store keeps B's 20
     for _ in 0..<3 { harness.round() }
     #expect(harness.values(of: "highScore") == ["A": .integer(30), "B": .integer(30)])
   }
 
   /// Entries edited on different devices both survive in one dictionary key.
-  @Test func dictionaryEntriesFromBothDevicesSurvive() {
-    let (harness, a, b) = devices(.dictionary, key: "progress")
+  @Test(arguments: Backend.allCases)
+  func dictionaryEntriesFromBothDevicesSurvive(backend: Backend) {
+    let (harness, a, b) = devices(.dictionary, key: "progress", backend: backend)
     a.set(.dictionary(["level1": .bool(true)]), "progress")
     harness.round()
     a.set(.dictionary(["level1": .bool(true), "level2": .bool(true)]), "progress")
     b.set(.dictionary(["level1": .bool(true), "bonus": .bool(true)]), "progress")
-    harness.cloud.upload(from: "B")
-    harness.cloud.upload(from: "A")
+    harness.driver.upload(from: "B")
+    harness.driver.upload(from: "A")
     for _ in 0..<3 { harness.round() }
     let expected: PropertyListValue = .dictionary(["level1": .bool(true), "level2": .bool(true), "bonus": .bool(true)])
     #expect(harness.values(of: "progress") == ["A": expected, "B": expected])
   }
 
   /// A set key's state survives a relaunch.
-  @Test func theMergeBaseIsSavedWithTheLedger() {
-    let (harness, a, b) = devices(.set, key: "favorites")
+  @Test(arguments: Backend.allCases)
+  func theMergeBaseIsSavedWithTheLedger(backend: Backend) {
+    let (harness, a, b) = devices(.set, key: "favorites", backend: backend)
     a.set(PropertyListValue.strings("home", "work"), "favorites")
     harness.round()
     b.restart()
     let cached = b.coordinator.state.withLock { $0.ledger["favorites"]?.state }
-    guard case .replica(let record) = RemoteState(storeValue: b.store.value(forKey: "favorites")) else {
+    guard case .replica(let record) = RemoteState(storeValue: b.syncStore.value(forKey: "favorites")) else {
       Issue.record("no state record in the store")
       return
     }
@@ -211,8 +217,8 @@ struct MergeStrategyTests {
     #expect(cached?.partCount == 2)
     b.set(PropertyListValue.strings("home"), "favorites")
     a.set(PropertyListValue.strings("home", "work", "gym"), "favorites")
-    harness.cloud.upload(from: "A")
-    harness.cloud.upload(from: "B")
+    harness.driver.upload(from: "A")
+    harness.driver.upload(from: "B")
     for _ in 0..<3 { harness.round() }
     #expect(
       harness.values(of: "favorites").values.allSatisfy { value in

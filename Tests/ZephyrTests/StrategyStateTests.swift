@@ -19,8 +19,9 @@ struct StrategyStateTests {
 
   // MARK: 1. A removal made after every device showed the merge sticks
 
-  @Test func aSetRemovalMadeAfterEveryDeviceShowedTheMergeSticks() {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func aSetRemovalMadeAfterEveryDeviceShowedTheMergeSticks(backend: Backend) {
+    let harness = Harness(backend: backend)
     let devices = harness.devices(["A", "B", "C"], merging: "fav", by: .set)
     let (a, b, c) = (devices[0], devices[1], devices[2])
     a.set(PropertyListValue.strings("base"), "fav")
@@ -34,8 +35,9 @@ struct StrategyStateTests {
     for device in devices { #expect(elements(device, "fav") == [.string("base")], "\(device.name)") }
   }
 
-  @Test func aMaximumLoweredAfterEveryDeviceShowedItStaysLowered() {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func aMaximumLoweredAfterEveryDeviceShowedItStaysLowered(backend: Backend) {
+    let harness = Harness(backend: backend)
     let devices = harness.devices(["A", "B", "C"], merging: "score", by: .max)
     a(devices).set(.integer(1), "score")
     rounds(harness, 2)
@@ -47,8 +49,9 @@ struct StrategyStateTests {
     #expect(harness.values(of: "score").values.allSatisfy { $0 == .integer(5) }, "\(harness.values(of: "score"))")
   }
 
-  @Test func anEntryRemovedAfterEveryDeviceShowedItStaysRemoved() {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func anEntryRemovedAfterEveryDeviceShowedItStaysRemoved(backend: Backend) {
+    let harness = Harness(backend: backend)
     let devices = harness.devices(["A", "B", "C"], merging: "map", by: .dictionary)
     a(devices).set(.dictionary(["base": .integer(1)]), "map")
     rounds(harness, 2)
@@ -64,14 +67,15 @@ struct StrategyStateTests {
 
   // MARK: 2. A first write with no history adds to the cloud's state
 
-  @Test func aNewInstallsFirstTypedWriteAddsToTheCloudsSet() {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func aNewInstallsFirstTypedWriteAddsToTheCloudsSet(backend: Backend) {
+    let harness = Harness(backend: backend)
     let a = harness.device("A")
     a.coordinator[Self.favorites] = ["a", "b"]
     a.settle()
-    harness.cloud.upload()
+    harness.driver.upload()
     let c = harness.device("C", initiallyDownloaded: false)
-    harness.cloud.download(to: "C", notify: true)
+    harness.driver.download(to: "C", notify: true)
     // Its first use is this set (a read first reconciles the key before it returns: see
     // NewInstallFirstEditTests for a set made from that read).
     c.coordinator[Self.favorites] = ["c"]
@@ -82,8 +86,9 @@ struct StrategyStateTests {
     }
   }
 
-  @Test func aFirstTypedAppendAfterALostLedgerKeepsWhatAnotherDeviceAdded() throws {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func aFirstTypedAppendAfterALostLedgerKeepsWhatAnotherDeviceAdded(backend: Backend) throws {
+    let harness = Harness(backend: backend)
     let (a, b) = (harness.device("A"), harness.device("B"))
     a.coordinator[Self.favorites] = ["a"]
     a.settle()
@@ -92,8 +97,8 @@ struct StrategyStateTests {
     try FileManager.default.removeItem(at: LedgerFile(directory: a.ledgerDirectory, domainName: a.suiteName).url)
     b.coordinator[Self.favorites] = b.coordinator[Self.favorites] + ["b"]
     b.settle()
-    harness.cloud.upload()
-    harness.cloud.download(to: "A", notify: false)  // B's add reached A's store, its event did not
+    harness.driver.upload()
+    harness.driver.download(to: "A", notify: false)  // B's add reached A's store, its event did not
     a.restart()
     // A's first use is this set of what it showed before (a read first would schedule a
     // reconcile that may pull B's add before the set replaces what was read).
@@ -109,8 +114,9 @@ struct StrategyStateTests {
 
   /// Both devices add a favorite offline and quit; at the next launch `sync()` runs before
   /// anything uses the typed key (no strategy configured): the record's strategy merges.
-  @Test func aSyncBeforeTheKeysFirstUseMergesByTheRecordsStrategy() {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func aSyncBeforeTheKeysFirstUseMergesByTheRecordsStrategy(backend: Backend) {
+    let harness = Harness(backend: backend)
     let (a, b) = (harness.device("A"), harness.device("B"))
     a.coordinator[Self.favorites] = ["home"]
     a.settle()
@@ -153,8 +159,9 @@ struct StrategyStateTests {
   /// a ledger and a device id each, so neither overwrites the other's history or writes
   /// under its name; an edit of the app's reaches the cloud through the widget's sync and
   /// is never undone by it.
-  @Test func anAppAndItsExtensionGivenOneLedgerFolderKeepTheirOwnHistory() {
-    let harness = Harness(world: .linuxPlain)
+  @Test(arguments: Backend.allCases)
+  func anAppAndItsExtensionGivenOneLedgerFolderKeepTheirOwnHistory(backend: Backend) {
+    let harness = Harness(world: .linuxPlain, backend: backend)
     let folder = harness.ledgerDirectory.appendingPathComponent("group-container")
     let configure: (String) -> (inout SyncConfiguration) -> Void = { process in
       { configuration in
@@ -189,8 +196,9 @@ struct StrategyStateTests {
 
   /// A strategy key's first-format record (`z1`, with the writes it includes) is read,
   /// upgraded in place to a state record, and merges with what devices do next.
-  @Test func aFirstFormatRecordIsUpgradedInPlaceAndLosesNothing() {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func aFirstFormatRecordIsUpgradedInPlaceAndLosesNothing(backend: Backend) {
+    let harness = Harness(backend: backend)
     let devices = harness.devices(["A", "B"], merging: "fav", by: .set)
     let (a, b) = (devices[0], devices[1])
     // O's write of [a, b] at generation 5, which included P's write at generation 3.
@@ -198,10 +206,10 @@ struct StrategyStateTests {
       .string("z1"), .integer(5), .string("O"), PropertyListValue.strings("a", "b"),
       .array([.string("P"), .integer(3)]),
     ])
-    harness.cloud.setServerValue(old, forKey: "fav")
+    harness.driver.setServerValue(old, forKey: "fav")
     rounds(harness, 1)
-    guard case .replica(let upgraded) = RemoteState(storeValue: harness.cloud.serverValues["fav"]) else {
-      Issue.record("not upgraded: \(harness.cloud.serverValues["fav"]?.logDescription ?? "nil")")
+    guard case .replica(let upgraded) = RemoteState(storeValue: harness.driver.serverValues["fav"]) else {
+      Issue.record("not upgraded: \(harness.driver.serverValues["fav"]?.logDescription ?? "nil")")
       return
     }
     #expect(upgraded.state.context.includes(Stamp(generation: 3, origin: "P")))

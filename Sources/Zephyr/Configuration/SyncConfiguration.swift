@@ -77,9 +77,18 @@ public struct SyncConfiguration: Sendable {
   /// > than any device is likely to stay away.
   public var tombstoneLifetime: TimeInterval?
 
-  /// The limits checked before every store write. ``StoreLimits/iCloud`` by default;
-  /// tests may pass smaller ones. See <doc:LimitsAndDiagnostics>.
-  public var limits: StoreLimits
+  /// The limits checked before every store write: by default the store's own
+  /// (``KeyValueSyncStore/limits``: ``StoreLimits/iCloud`` for the key-value store,
+  /// ``StoreLimits/cloudKit`` for `CloudKitStore`), which a coordinator adopts when it
+  /// is created or given this configuration. Setting them overrides the store's; tests
+  /// may pass smaller ones. Read before a coordinator adopted a store's, it is
+  /// ``StoreLimits/iCloud``. See <doc:LimitsAndDiagnostics>.
+  public var limits: StoreLimits {
+    get { chosenLimits ?? .iCloud }
+    set { chosenLimits = newValue }
+  }
+  /// The limits set explicitly or adopted from a store; `nil` until either happens.
+  private var chosenLimits: StoreLimits?
 
   /// The share of the byte or key limit above which a warning is logged, once per
   /// crossing: 0.8 (80%) by default.
@@ -192,7 +201,7 @@ public struct SyncConfiguration: Sendable {
     synchronizeOnChange: Bool = true,
     synchronizeInterval: TimeInterval = 15,
     tombstoneLifetime: TimeInterval? = 30 * 24 * 60 * 60,
-    limits: StoreLimits = .iCloud,
+    limits: StoreLimits? = nil,
     warningThreshold: Double = 0.8,
     conflictResolver: ConflictResolver? = nil,
     mergeStrategies: [String: MergeStrategy] = [:],
@@ -205,12 +214,22 @@ public struct SyncConfiguration: Sendable {
     self.synchronizeOnChange = synchronizeOnChange
     self.synchronizeInterval = synchronizeInterval
     self.tombstoneLifetime = tombstoneLifetime
-    self.limits = limits
+    self.chosenLimits = limits
     self.warningThreshold = warningThreshold
     self.conflictResolver = conflictResolver
     self.mergeStrategies = mergeStrategies
     self.logHandler = logHandler
     self.ledgerDirectory = ledgerDirectory
     self.clock = clock
+  }
+}
+
+extension SyncConfiguration {
+  /// This configuration, with `store`'s limits unless limits were set explicitly.
+  func adoptingLimits(of store: any KeyValueSyncStore) -> SyncConfiguration {
+    guard chosenLimits == nil else { return self }
+    var adopted = self
+    adopted.chosenLimits = store.limits
+    return adopted
   }
 }

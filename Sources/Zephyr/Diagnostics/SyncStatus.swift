@@ -127,10 +127,11 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
     func percent(_ part: Int, _ whole: Int) -> String {
       whole > 0 ? String(format: "%.1f%%", Double(part) * 100 / Double(whole)) : "-"
     }
-    row(
-      "store bytes",
-      "\(estimatedBytes) / \(limits.maximumTotalBytes) (\(percent(estimatedBytes, limits.maximumTotalBytes)))")
-    row("store keys", "\(keyCount) / \(limits.maximumKeyCount) (\(percent(keyCount, limits.maximumKeyCount)))")
+    func usage(_ part: Int, _ whole: Int) -> String {
+      whole == .max ? "\(part) (no limit)" : "\(part) / \(whole) (\(percent(part, whole)))"
+    }
+    row("store bytes", usage(estimatedBytes, limits.maximumTotalBytes))
+    row("store keys", usage(keyCount, limits.maximumKeyCount))
     row("Zephyr overhead", "\(overheadBytes) bytes")
     for (index, entry) in largestKeys.enumerated() {
       let value = entry.valueBytes.map { " (value \($0) bytes\(entry.isCompressed ? ", compressed" : ""))" } ?? ""

@@ -97,6 +97,7 @@ public final class SyncCoordinator: Sendable {
     defaults: UserDefaults = .standard, suiteName: String? = nil, store: any KeyValueSyncStore,
     configuration: SyncConfiguration = SyncConfiguration()
   ) {
+    let configuration = configuration.adoptingLimits(of: store)
     let domain = UserDefaultsDomain(defaults: defaults, suiteName: suiteName)
     self.domain = domain
     self.store = store
@@ -153,7 +154,8 @@ public final class SyncCoordinator: Sendable {
   public var configuration: SyncConfiguration {
     get { state.withLock { $0.configuration } }
     set {
-      state.withLock { $0.configuration = newValue }
+      let adopted = newValue.adoptingLimits(of: store)
+      state.withLock { $0.configuration = adopted }
     }
   }
 

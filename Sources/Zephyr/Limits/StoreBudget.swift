@@ -76,6 +76,9 @@ struct StoreBudget {
 
   /// Why a write of `size` bytes to `key` would not fit, or `nil` when it fits.
   func refusal(forWriting key: String, size: Int, limits: StoreLimits) -> RefusalReason? {
+    if size > limits.maximumRecordBytes {
+      return .overQuota(needed: size, available: limits.maximumRecordBytes)
+    }
     let current = sizes[key]
     let others = totalBytes - (current ?? 0)
     if others + size > limits.maximumTotalBytes {

@@ -31,9 +31,16 @@ public protocol KeyValueSyncStore: AnyObject, Sendable {
   /// Whether the device is signed into the account the store syncs with; `nil` when the
   /// store cannot tell. The default implementation returns `nil`.
   var isSignedIn: Bool? { get }
+  /// The limits the store enforces, which a coordinator checks before every write unless
+  /// its ``SyncConfiguration/limits`` are set. The default implementation returns
+  /// ``StoreLimits/iCloud``.
+  var limits: StoreLimits { get }
 }
 
 extension KeyValueSyncStore {
   /// `nil`: the store cannot tell.
   public var isSignedIn: Bool? { nil }
+
+  /// ``StoreLimits/iCloud``: the key-value store's limits.
+  public var limits: StoreLimits { .iCloud }
 }

@@ -17,14 +17,15 @@ import ZephyrTesting
     withExtendedLifetime(continuation) {}
   }
 
-  @Test func aNewInstallIsPendingUntilTheInitialDownloadThenDone() async {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func aNewInstallIsPendingUntilTheInitialDownloadThenDone(backend: Backend) async {
+    let harness = Harness(backend: backend)
     let a = harness.device("A", monitored: ["theme"], initiallyDownloaded: false) { $0.sleep = { _ in } }
-    harness.cloud.setServerValue(.string("from the cloud"), forKey: "other")
+    harness.driver.setServerValue(.string("from the cloud"), forKey: "other")
     #expect(a.coordinator.status.initialDownload == .pending)
     #expect(await a.coordinator.waitForInitialDownload(timeout: .seconds(10)) == .pending, "no download yet")
 
-    harness.cloud.download(to: "A")  // initialSync
+    harness.driver.download(to: "A")  // initialSync
     a.settle()
     #expect(a.coordinator.status.initialDownload == .done)
     #expect(await a.coordinator.waitForInitialDownload(timeout: .seconds(10)) == .done)
@@ -32,27 +33,30 @@ import ZephyrTesting
     #expect(a.coordinator.status.initialDownload == .done, "a relaunch forgot the download")
   }
 
-  @Test func aWaiterIsResumedByTheDownload() async {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func aWaiterIsResumedByTheDownload(backend: Backend) async {
+    let harness = Harness(backend: backend)
     let a = harness.device("A", monitored: ["theme"], initiallyDownloaded: false) { $0.sleep = Self.never }
     let coordinator = a.coordinator
     let waiting = Task { await coordinator.waitForInitialDownload(timeout: .seconds(10)) }
-    harness.cloud.download(to: "A")
+    harness.driver.download(to: "A")
     #expect(await waiting.value == .done)
   }
 
-  @Test func anAccountChangeIsTheNewAccountsDownload() async {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func anAccountChangeIsTheNewAccountsDownload(backend: Backend) async {
+    let harness = Harness(backend: backend)
     let a = harness.device("A", monitored: ["theme"], initiallyDownloaded: false) { $0.sleep = Self.never }
     #expect(a.coordinator.status.initialDownload == .pending)
-    harness.cloud.switchAccount(of: "A", to: "other")
+    harness.driver.switchAccount(of: "A", to: "other")
     a.settle()
     #expect(a.coordinator.status.initialDownload == .done)
     #expect(await a.coordinator.waitForInitialDownload(timeout: .seconds(10)) == .done)
   }
 
-  @Test func aDeviceThatNeverGetsTheEventTimesOutPending() async {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func aDeviceThatNeverGetsTheEventTimesOutPending(backend: Backend) async {
+    let harness = Harness(backend: backend)
     let slept = Locked<[Duration]>([])
     let a = harness.device("A", monitored: ["theme"], initiallyDownloaded: false) { configuration in
       configuration.sleep = { duration in slept.withLock { $0.append(duration) } }  // the timeout passes at once
@@ -62,8 +66,9 @@ import ZephyrTesting
     #expect(a.coordinator.status.initialDownload == .pending)
   }
 
-  @Test func cancellingTheWaitEndsIt() async {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func cancellingTheWaitEndsIt(backend: Backend) async {
+    let harness = Harness(backend: backend)
     let a = harness.device("A", monitored: ["theme"], initiallyDownloaded: false) { $0.sleep = Self.never }
     let coordinator = a.coordinator
     let waiting = Task { await coordinator.waitForInitialDownload(timeout: .seconds(10)) }
@@ -73,8 +78,9 @@ import ZephyrTesting
 
   /// An install that synced before this version recorded downloads is not new: the wait
   /// returns at once.
-  @Test func anInstallThatSyncedBeforeIsNotPending() async {
-    let harness = Harness()
+  @Test(arguments: Backend.allCases)
+  func anInstallThatSyncedBeforeIsNotPending(backend: Backend) async {
+    let harness = Harness(backend: backend)
     let a = harness.device("A", monitored: ["theme"]) { $0.sleep = Self.never }
     a.set(.string("dusk"), "theme")
     a.coordinator.sync()

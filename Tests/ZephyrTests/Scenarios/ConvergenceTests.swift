@@ -56,6 +56,17 @@ struct ConvergenceTests {
     ScenarioStatistics.shared.batchFinished(of: Self.batchCount)
   }
 
+  /// One in ``cloudKitShare`` of the same seeds, over `SimulatedCloudKit`, with the same
+  /// assertions.
+  static let cloudKitShare = 4
+
+  @Test(arguments: 0..<batchCount)
+  func randomScenariosConvergeOverCloudKit(batch: Int) {
+    for seed in Self.seeds(ofBatch: batch) where seed % UInt64(Self.cloudKitShare) == 1 {
+      ScenarioCheck.run(Scenario.generate(seed: seed), backend: .cloudKit)
+    }
+  }
+
   /// One in ``linuxPlainShare`` of the same seeds, replayed in the Linux-plain world.
   @Test(arguments: 0..<batchCount)
   func randomScenariosConvergeInTheLinuxPlainWorld(batch: Int) {

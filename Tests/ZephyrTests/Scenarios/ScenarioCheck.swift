@@ -8,29 +8,33 @@ enum ScenarioCheck {
   /// Runs `scenario` and reports any violation.
   @discardableResult
   static func run(
-    _ scenario: Scenario, extraRounds: Int = 1, world: World = .apple,
+    _ scenario: Scenario, extraRounds: Int = 1, world: World = .apple, backend: Backend = .keyValue,
     sourceLocation: SourceLocation = #_sourceLocation
   ) -> ScenarioOutcome {
-    let outcome = ScenarioRunner.run(scenario, extraRounds: extraRounds, world: world)
-    report(scenario, outcome, extraRounds: extraRounds, world: world, sourceLocation: sourceLocation)
+    let outcome = ScenarioRunner.run(scenario, extraRounds: extraRounds, world: world, backend: backend)
+    report(
+      scenario, outcome, extraRounds: extraRounds, world: world, backend: backend, sourceLocation: sourceLocation)
     return outcome
   }
 
   /// Records `outcome`'s violations, if any, after shrinking `scenario`.
   static func report(
     _ scenario: Scenario, _ outcome: ScenarioOutcome, extraRounds: Int = 1, world: World = .apple,
-    sourceLocation: SourceLocation
+    backend: Backend = .keyValue, sourceLocation: SourceLocation
   ) {
     guard let kind = outcome.violations.first?.kind else { return }
     // A new bug must not shrink into a known one.
     let new = KnownEngineBug.explaining(outcome) == nil
     let shrunk = ScenarioShrinker.shrink(scenario) { candidate in
-      let replay = ScenarioRunner.run(candidate, extraRounds: extraRounds, world: world)
+      let replay = ScenarioRunner.run(candidate, extraRounds: extraRounds, world: world, backend: backend)
       return replay.violations.contains { $0.kind == kind } && (!new || KnownEngineBug.explaining(replay) == nil)
     }
-    let shrunkOutcome = ScenarioRunner.run(shrunk, verbose: true, extraRounds: extraRounds, world: world)
-    let text = ScenarioShrinker.report(
-      original: scenario, outcome: outcome, shrunk: shrunk, shrunkOutcome: shrunkOutcome)
+    let shrunkOutcome = ScenarioRunner.run(
+      shrunk, verbose: true, extraRounds: extraRounds, world: world, backend: backend)
+    let text =
+      "store: \(backend)\n"
+      + ScenarioShrinker.report(
+        original: scenario, outcome: outcome, shrunk: shrunk, shrunkOutcome: shrunkOutcome)
     // A shrunk scenario that passes when replayed once more (the store thread's timing)
     // is classified by the violations of the run that failed.
     if let known = KnownEngineBug.explaining(shrunkOutcome.violations.isEmpty ? outcome : shrunkOutcome) {

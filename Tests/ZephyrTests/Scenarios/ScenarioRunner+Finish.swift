@@ -9,7 +9,7 @@ extension ScenarioRunner {
   /// What every device and the server hold, when they all agree; otherwise `nil` and
   /// the disagreement.
   private func agreement() -> (state: [String: PropertyListValue?]?, disagreement: String) {
-    let server = harness.cloud.serverValues
+    let server = harness.driver.serverValues
     var state: [String: PropertyListValue?] = [:]
     var problems: [String] = []
     let locals = scenario.devices.map { ($0, persistentValues(of: device($0))) }
@@ -75,9 +75,9 @@ extension ScenarioRunner {
     }
 
     for extra in 1...max(extraRounds, 1) {
-      let writes = scenario.devices.map { device($0).store.statistics.writes }
+      let writes = scenario.devices.map { device($0).syncStore.writeCount }
       transcribe("quiet round \(extra)") { harness.round() }
-      let after = scenario.devices.map { device($0).store.statistics.writes }
+      let after = scenario.devices.map { device($0).syncStore.writeCount }
       if after != writes {
         let detail = zip(scenario.devices, zip(writes, after)).filter { $1.0 != $1.1 }
           .map { "\($0.0) wrote \($0.1.1 - $0.1.0)" }

@@ -12,7 +12,7 @@ extension ScenarioRunner {
   func observe(_ name: String) {
     let device = device(name)
     let locals = localValues(of: device)
-    let cache = device.store.cachedValues
+    let cache = device.syncStore.cachedValues
     settleUnpushed(name, locals: locals, cache: cache)
     for key in scenario.keys where locals[key] != known[name]?[key] {
       if let value = locals[key] {
@@ -77,7 +77,7 @@ extension ScenarioRunner {
 
   /// Forgets the unpushed edits of `name` that its store now holds as its own records.
   func settlePushed(_ name: String, cache: [String: PropertyListValue]? = nil) {
-    let cache = cache ?? device(name).store.cachedValues
+    let cache = cache ?? device(name).syncStore.cachedValues
     let origin = device(name).coordinator.deviceID
     for (key, edit) in unpushed[name] ?? [:] where cache[key] != edit.before {
       guard let latest = edit.ids.last, let write = history.writes[latest] else { continue }

@@ -42,9 +42,11 @@ final class ScenarioRunner {
   let verbose: Bool
   let extraRounds: Int
 
-  private init(_ scenario: Scenario, verbose: Bool, extraRounds: Int, suitePrefix: String, world: World) {
+  private init(
+    _ scenario: Scenario, verbose: Bool, extraRounds: Int, suitePrefix: String, world: World, backend: Backend
+  ) {
     self.extraRounds = extraRounds
-    harness = Harness(suitePrefix: suitePrefix, ledgerRoot: SuitePool.ledgerRoot, world: world)
+    harness = Harness(suitePrefix: suitePrefix, ledgerRoot: SuitePool.ledgerRoot, world: world, backend: backend)
     self.scenario = scenario
     self.verbose = verbose
     // Tombstone dates come from one counter, so every tombstone is told apart.
@@ -77,11 +79,12 @@ final class ScenarioRunner {
   /// Runs `scenario`; `extraRounds` rounds after agreement must write nothing and change
   /// nothing.
   static func run(
-    _ scenario: Scenario, verbose: Bool = false, extraRounds: Int = 1, world: World = .apple
+    _ scenario: Scenario, verbose: Bool = false, extraRounds: Int = 1, world: World = .apple,
+    backend: Backend = .keyValue
   ) -> ScenarioOutcome {
     SuitePool.shared.withPrefix(world: world) { prefix in
       let runner = ScenarioRunner(
-        scenario, verbose: verbose, extraRounds: extraRounds, suitePrefix: prefix, world: world)
+        scenario, verbose: verbose, extraRounds: extraRounds, suitePrefix: prefix, world: world, backend: backend)
       for (index, step) in scenario.steps.enumerated() {
         runner.execute(step, at: index)
       }
@@ -154,7 +157,7 @@ final class ScenarioRunner {
         scenario.strategies[key].map { $0.value(id: id, index: index, seed: seed, current: prior) }
         ?? Self.value(id: id, seed: seed)
       let historyless = hasNoHistory(name, key) || awaitingDownload.contains(storeName(name))
-      let before = device(name).store.value(forKey: key)
+      let before = device(name).syncStore.value(forKey: key)
       device(name).set(value, key)
       history.recordWrite(
         id: id, key: key, value: value, prior: prior, writer: name, order: index, account: account(name))
@@ -170,7 +173,7 @@ final class ScenarioRunner {
       let id = "\(name)\(index)x"
       let prior = device(name).value(key)
       let historyless = hasNoHistory(name, key) || awaitingDownload.contains(storeName(name))
-      let before = device(name).store.value(forKey: key)
+      let before = device(name).syncStore.value(forKey: key)
       device(name).remove(key)
       history.recordWrite(
         id: id, key: key, value: nil, prior: prior, writer: name, order: index, account: account(name))
@@ -187,16 +190,16 @@ final class ScenarioRunner {
     case .syncKeys(let name, let keys):
       device(name).coordinator.sync(keys: keys)
     case .upload(let name):
-      harness.cloud.upload(from: storeName(name))
+      harness.driver.upload(from: storeName(name))
     case .download(let name, let notify):
-      harness.cloud.download(to: storeName(name), notify: notify)
+      harness.driver.download(to: storeName(name), notify: notify)
       awaitingDownload.remove(storeName(name))
     case .event(let name, let keys, let initialSync):
       // Apple reports `initialSync` with a device's initial download only (a new install);
       // to a device that had it, a replayed event of that kind is a server change. (Stray
       // `initialSync` events are fuzzed for safety in `FuzzTests`.)
       let initial = initialSync && awaitingDownload.contains(storeName(name))
-      harness.cloud.post(
+      harness.driver.post(
         ExternalChange(reason: initial ? .initialSync : .serverChange, keys: keys), to: storeName(name))
     case .switchAccount(let name, let account):
       for id in (localWrite[name] ?? [:]).values { history.disarm(id) }
@@ -208,7 +211,7 @@ final class ScenarioRunner {
       }
       // A write every device that knew it has since forgotten, and the server no longer
       // holds, may be lost (only the store's last-writer-wins had it, and let it go).
-      let server = harness.cloud.serverValues
+      let server = harness.driver.serverValues
       for id in history.forget(name) {
         guard let write = history.writes[id], !write.isForeign else { continue }
         let held: Bool
@@ -228,7 +231,7 @@ final class ScenarioRunner {
           history.recordImport(of: id, by: name, order: index, account: account)
         }
       }
-      harness.cloud.switchAccount(of: storeName(name), to: account)
+      harness.driver.switchAccount(of: storeName(name), to: account)
       awaitingDownload.remove(storeName(name))
       accounts[name] = account
     case .restart(let name):
@@ -237,18 +240,18 @@ final class ScenarioRunner {
       let id = "F\(index)"
       var random = SeededGenerator(seed: seed)
       let value = WriteTag.value(id: id, payload: RandomValues.value(using: &random, depth: 2), shape: Int(seed % 3))
-      harness.cloud.setServerValue(value, forKey: key)
+      harness.driver.setServerValue(value, forKey: key)
       outcome.facts[key, default: KeyFacts()].foreignWrite = true
       history.recordWrite(
         id: id, key: key, value: value, writer: CausalHistory.foreignWriter, order: index,
         account: SimulatedCloud.defaultAccount)
       // A write of the key still in flight will overwrite it on the server, whoever takes
       // it meanwhile: no device can tell which of the two came first.
-      if harness.cloud.deviceNames.contains(where: { harness.cloud.pendingKeys(of: $0).contains(key) }) {
+      if harness.driver.deviceNames.contains(where: { harness.driver.pendingKeys(of: $0).contains(key) }) {
         history.contest(id)
       }
     case .foreignRemove(let key):
-      harness.cloud.removeServerValue(forKey: key)
+      harness.driver.removeServerValue(forKey: key)
       outcome.facts[key, default: KeyFacts()].foreignWrite = true
       history.recordWrite(
         id: "F\(index)x", key: key, value: nil, writer: CausalHistory.foreignWriter, order: index,
@@ -256,10 +259,13 @@ final class ScenarioRunner {
     case .crash(let name, let before, let operation):
       crash(name, before: before, during: operation)
     case .tamper(let key, let value):
-      harness.cloud.setServerValue(value, forKey: key)
+      harness.driver.setServerValue(value, forKey: key)
     }
     switch step {
-    case .set, .remove, .upload, .foreignWrite, .foreignRemove, .tamper: break
+    case .set, .remove, .foreignWrite, .foreignRemove, .tamper: break
+    // An upload reports nothing to the uploader on the key-value store; on CloudKit a
+    // save that lost to another device's comes back as a serverChange, merged at once.
+    case .upload(let name): if harness.backend == .cloudKit { observe(name) }
     default: if let name = step.device { observe(name) }
     }
   }
@@ -335,7 +341,7 @@ final class ScenarioRunner {
     case .sync: device.coordinator.sync()
     case .syncKeys(let keys): device.coordinator.sync(keys: keys)
     case .download(let notify):
-      harness.cloud.download(to: storeName(name), notify: notify)
+      harness.driver.download(to: storeName(name), notify: notify)
       awaitingDownload.remove(storeName(name))
     case .notify: notify(name)
     }

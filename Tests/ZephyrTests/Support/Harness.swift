@@ -22,7 +22,15 @@ enum World: Sendable, CaseIterable, CustomStringConvertible {
 /// folder and coordinator. Everything it created is removed when it is released.
 final class Harness {
   let world: World
+  /// The key-value store's simulation (used by every device unless ``backend`` is
+  /// ``Backend/cloudKit``).
   let cloud: SimulatedCloud
+  /// Which simulated store the devices use.
+  let backend: Backend
+  /// CloudKit's simulation, for ``Backend/cloudKit``.
+  let cloudKit: SimulatedCloudKit?
+  /// The simulated store the devices use, whichever it is.
+  var driver: any TestCloud { cloudKit ?? cloud }
   let ledgerDirectory: URL
   private let prefix: String
   private(set) var devices: [String: TestDevice] = [:]
@@ -36,18 +44,26 @@ final class Harness {
   ///     ``SuitePool``.
   ///   - ledgerRoot: Where the ledger folder goes; the temporary directory by default.
   ///   - world: Apple's documented Foundation (the default) or Linux's plain one.
-  init(limits: StoreLimits = .iCloud, suitePrefix: String? = nil, ledgerRoot: URL? = nil, world: World = .apple) {
+  ///   - backend: The simulated store the devices use: the key-value store's (the
+  ///     default) or CloudKit's.
+  init(
+    limits: StoreLimits = .iCloud, suitePrefix: String? = nil, ledgerRoot: URL? = nil, world: World = .apple,
+    backend: Backend = .keyValue
+  ) {
     let unique = "zephyr-tests.\(UUID().uuidString.prefix(8))"
     prefix = suitePrefix ?? unique
     self.world = world
-    cloud = SimulatedCloud(limits: limits, delivery: world == .apple ? .storeThread : .callingThread)
+    self.backend = backend
+    let delivery: SimulatedCloud.Delivery = world == .apple ? .storeThread : .callingThread
+    cloud = SimulatedCloud(limits: limits, delivery: delivery)
+    cloudKit = backend == .cloudKit ? SimulatedCloudKit(delivery: delivery) : nil
     ledgerDirectory = (ledgerRoot ?? FileManager.default.temporaryDirectory)
       .appendingPathComponent(unique, isDirectory: true)
   }
 
   deinit {
     // Coordinators first: a live one would take the removal for a reset and write back.
-    cloud.waitForDeliveries()
+    driver.waitForDeliveries()
     for device in devices.values { device.shutDown() }
     for device in devices.values { device.defaults.removePersistentDomain(forName: device.suiteName) }
     try? FileManager.default.removeItem(at: ledgerDirectory)
@@ -76,7 +92,7 @@ final class Harness {
     }
     let device = TestDevice(
       name: name, suiteName: suiteName, defaults: defaults,
-      store: cloud.device(sharing ?? name, initiallyDownloaded: initiallyDownloaded),
+      store: driver.testStore(sharing ?? name, initiallyDownloaded: initiallyDownloaded),
       ledgerDirectory: sharing == nil ? ledgerDirectory : ledgerDirectory.appendingPathComponent(name),
       configure: configureShared)
     device.coordinator.addKeysToBeMonitored(keys: monitored)
@@ -92,9 +108,9 @@ final class Harness {
   }
 
   func round() {
-    cloud.deliver()
+    driver.deliver()
     for name in devices.keys.sorted() { devices[name]?.coordinator.sync() }
-    cloud.deliver()
+    driver.deliver()
   }
 
   /// The devices' values of `key`, by device name.
@@ -108,20 +124,21 @@ final class TestDevice {
   let name: String
   let suiteName: String
   let defaults: UserDefaults
-  let store: SimulatedDevice
+  /// The device's store, whichever simulation it belongs to.
+  let syncStore: any TestStore
   let ledgerDirectory: URL
   private var current: SyncCoordinator?
   let logs = Locked<[LogMessage]>([])
   private let configure: (inout SyncConfiguration) -> Void
 
   init(
-    name: String, suiteName: String, defaults: UserDefaults, store: SimulatedDevice, ledgerDirectory: URL,
+    name: String, suiteName: String, defaults: UserDefaults, store: any TestStore, ledgerDirectory: URL,
     configure: @escaping (inout SyncConfiguration) -> Void
   ) {
     self.name = name
     self.suiteName = suiteName
     self.defaults = defaults
-    self.store = store
+    self.syncStore = store
     self.ledgerDirectory = ledgerDirectory
     self.configure = configure
     current = SyncCoordinator(
@@ -144,9 +161,23 @@ final class TestDevice {
   func restart() {
     let monitored = coordinator.monitoredKeys
     current = SyncCoordinator(
-      defaults: defaults, suiteName: suiteName, store: store,
+      defaults: defaults, suiteName: suiteName, store: syncStore,
       configuration: Self.configuration(name: name, ledgerDirectory: ledgerDirectory, logs: logs, configure: configure))
     coordinator.addKeysToBeMonitored(keys: Array(monitored))
+  }
+
+  /// The device's store on the key-value store's simulation (``Backend/keyValue``).
+  var store: SimulatedDevice {
+    guard let device = syncStore as? SimulatedDevice else { preconditionFailure("\(name) is not on SimulatedCloud") }
+    return device
+  }
+
+  /// The device's store on CloudKit's simulation (``Backend/cloudKit``).
+  var cloudKitStore: SimulatedCloudKitDevice {
+    guard let device = syncStore as? SimulatedCloudKitDevice else {
+      preconditionFailure("\(name) is not on SimulatedCloudKit")
+    }
+    return device
   }
 
   /// The device's coordinator; there is always one until ``shutDown()``.
@@ -186,7 +217,7 @@ final class TestDevice {
 
   /// What the store holds for `key`, decoded.
   func record(_ key: String) -> SyncRecord? {
-    if case .record(let record) = RemoteState(storeValue: store.value(forKey: key)) { return record }
+    if case .record(let record) = RemoteState(storeValue: syncStore.value(forKey: key)) { return record }
     return nil
   }
 
