@@ -40,6 +40,7 @@ extension EngineState {
         return
       }
       budget.record(key, storeValue: record)
+      plan.recordBytes[key] = size
       if written != nil {
         setLedger(key, entry.writtenAhead(replacing: before, previous: ledger[key]))
         plan.settled[key] = entry

@@ -43,6 +43,9 @@ struct BatchPlan: Sendable {
   var keys: [String] = []
   var refused: Set<String> = []
   var pulls = 0
+  /// The store bytes of each record the plan writes, as the budget sized it (for
+  /// ``SyncMetrics``).
+  var recordBytes: [String: Int] = [:]
   var now = Date.distantPast
   /// Records of compressed keys compressed ahead, with no lock held (see
   /// ``BatchDecisions/precompress(_:keys:deviceID:)``).
@@ -136,6 +139,7 @@ extension EngineState {
     }
     // Counted now, so the next planned write of the batch is checked against it too.
     budget.record(key, storeValue: record)
+    plan.recordBytes[key] = size
     let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(value))
     if write.merged != nil {
       // The merged value also goes to UserDefaults: written ahead like a pull.

@@ -55,6 +55,7 @@ extension SyncCoordinator {
     let prefixed = candidatesUnderMonitoredPrefixes(for: change)
     let keys = state.withLock { state -> [String] in
       state.status.lastEvent = SyncStatus.Event(reason: change.reason, date: now, keyCount: change.keys?.count)
+      state.metrics.countEvent(change.reason)
       switch change.reason {
       case .quotaViolation:
         state.status.lastQuotaViolation = now

@@ -67,6 +67,7 @@ extension SyncCoordinator {
     emitLogs()
     postChange(of: changed)
     if !reconciledObserved.isEmpty { publishChanges(of: reconciledObserved) }
+    publishMetrics()
   }
 
   /// Runs one request as one operation; returns what it left to do.
@@ -74,6 +75,7 @@ extension SyncCoordinator {
     var effects = OperationEffects(observed: changeObservers.withLock { $0.observedKeys })
     guard admitsProtectedData(request) else { return effects }
     state.withLock { $0.lane.ownWrites = OwnWrites() }
+    rollMetrics(now: now())
     primeBudget()
     switch request {
     case .sync: syncEverything(&effects)
@@ -95,6 +97,7 @@ extension SyncCoordinator {
     // Second save of a batch that wrote (the first is made ahead of its writes, in
     // `apply(_:_:)`): the settled entries, and whatever else the operation changed.
     saveLedger()
+    saveMetrics()
     return effects
   }
 

@@ -63,6 +63,8 @@ public final class SyncCoordinator: Sendable {
 
   let domain: UserDefaultsDomain
   let ledgerFile: LedgerFile
+  /// Where ``metrics`` are kept, beside the ledger.
+  let metricsFile: MetricsFile
   /// The check made before each operation where the suite does not report protected data.
   let protectedDataProbe: ProtectedDataProbe
   /// Callers of ``waitForInitialDownload(timeout:)`` waiting now.
@@ -74,6 +76,8 @@ public final class SyncCoordinator: Sendable {
   private let observations = Locked<[ObservationToken]>([])
   /// The ``changes(of:)`` streams, finished when the coordinator is released.
   let changeObservers = Locked(ChangeObservers())
+  /// The ``metricsUpdates`` streams, finished when the coordinator is released.
+  let metricsObservers = Locked(MetricsObservers())
   /// The last large blob each typed key read, decoded (see ``DecodedRead``).
   let decodedReads = Locked<[String: DecodedRead]>([:])
   /// Signalled when a write of a key that element edits wait for returns (see
@@ -103,6 +107,7 @@ public final class SyncCoordinator: Sendable {
     let ledgerFile = LedgerFile(
       directory: configuration.ledgerDirectory, domainName: domain.name, process: configuration.processIdentity)
     self.ledgerFile = ledgerFile
+    metricsFile = MetricsFile(ledger: ledgerFile)
     let probe = ProtectedDataProbe(ledgerFile: ledgerFile)
     protectedDataProbe = probe
     // Before the first unlock the suite reads as empty and the ledger cannot be read:
@@ -120,6 +125,8 @@ public final class SyncCoordinator: Sendable {
       }
     }
     startObserving()
+    // Counted before the first operation, which saves it.
+    countLaunch()
     run(.settlePendingPulls)
     // Apple: call synchronize() "upon app launch, or upon returning to the foreground".
     synchronizeUnlessProtected()
@@ -136,6 +143,7 @@ public final class SyncCoordinator: Sendable {
     }
     // Finished outside the lock: a stream's termination handler is its consumer's code.
     for observer in changeObservers.withLock({ $0.removeAll() }) { observer.finish() }
+    for continuation in metricsObservers.withLock({ $0.removeAll() }) { continuation.finish() }
   }
 
   // MARK: Configuration and status

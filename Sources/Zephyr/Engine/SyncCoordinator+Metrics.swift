@@ -1,0 +1,158 @@
+import Foundation
+
+/// The ``metricsUpdates`` streams of one coordinator. Held in a `Locked`; one thread at a
+/// time delivers (the drainer, as for ``ChangeObservers``), so the streams yield in order
+/// and end on the latest metrics.
+struct MetricsObservers: Sendable {
+  private struct Observer: Sendable {
+    let continuation: AsyncStream<SyncMetrics>.Continuation
+    /// The ``MetricsWindow/version`` last yielded to it.
+    var delivered: Int?
+  }
+
+  private var observers: [Int: Observer] = [:]
+  private var nextID = 0
+  private var isDraining = false
+  private var pending = false
+
+  mutating func add(_ continuation: AsyncStream<SyncMetrics>.Continuation) -> Int {
+    nextID += 1
+    observers[nextID] = Observer(continuation: continuation)
+    return nextID
+  }
+
+  mutating func remove(_ id: Int) {
+    observers[id] = nil
+  }
+
+  /// Removes every stream and returns them, to be finished outside the lock.
+  mutating func removeAll() -> [AsyncStream<SyncMetrics>.Continuation] {
+    defer { observers = [:] }
+    return observers.keys.sorted().compactMap { observers[$0]?.continuation }
+  }
+
+  /// Marks the metrics changed; `true` when the caller is to drain (no drain runs: it
+  /// now counts as running).
+  mutating func markChanged() -> Bool {
+    guard !observers.isEmpty else { return false }
+    pending = true
+    guard !isDraining else { return false }
+    isDraining = true
+    return true
+  }
+
+  /// Whether the drainer is to read the metrics again; ends the drain when not.
+  mutating func takePending() -> Bool {
+    guard pending else {
+      isDraining = false
+      return false
+    }
+    pending = false
+    return true
+  }
+
+  /// The streams to yield metrics of `version` to: those that have not yielded it.
+  /// Records them as yielded.
+  mutating func deliveries(of version: Int) -> [AsyncStream<SyncMetrics>.Continuation] {
+    var due: [AsyncStream<SyncMetrics>.Continuation] = []
+    for id in observers.keys.sorted() where observers[id]?.delivered != version {
+      observers[id]?.delivered = version
+      if let continuation = observers[id]?.continuation { due.append(continuation) }
+    }
+    return due
+  }
+}
+
+extension SyncCoordinator {
+  /// What this process's coordinator did over the last seven days; see ``SyncMetrics``.
+  ///
+  /// ```swift
+  /// let m = coordinator.metrics
+  /// if m.launchesSignedOut > 0, coordinator.status.isSignedIn == false { showSignInCard() }
+  /// ```
+  ///
+  /// Reads the configured clock (to drop days that passed since the last operation) and
+  /// the coordinator's state; nothing else.
+  public var metrics: SyncMetrics {
+    let today = MetricsWindow.day(of: now())
+    return state.withLock { $0.metrics.summary(today: today, measuring: $0.configuration.measuresDeliveryDelay) }
+  }
+
+  /// Starts the metrics over: every count is dropped, here and (at the end of the next
+  /// operation) in the file beside the ledger. Other processes' metrics are theirs.
+  public func resetMetrics() {
+    state.withLock { $0.metrics.reset() }
+    saveMetrics()
+    publishMetrics()
+  }
+
+  /// The metrics now, then again after each batch that changed them. Coalesced: a
+  /// consumer slower than the batches gets the latest metrics, not every one
+  /// (`bufferingNewest(1)`), and batches that changed nothing yield nothing. Finishes
+  /// when the coordinator is released.
+  ///
+  /// ```swift
+  /// for await m in coordinator.metricsUpdates {
+  ///   statusModel.metrics = m
+  /// }
+  /// ```
+  ///
+  /// Metrics are yielded with no lock held, by whichever thread finished the batch.
+  public var metricsUpdates: AsyncStream<SyncMetrics> {
+    let (stream, continuation) = AsyncStream<SyncMetrics>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    let id = metricsObservers.withLock { $0.add(continuation) }
+    continuation.onTermination = { [weak self] _ in
+      self?.metricsObservers.withLock { $0.remove(id) }
+    }
+    // The current metrics first, through the same drain as every update (so a batch
+    // finished meanwhile is yielded after them, never before).
+    publishMetrics()
+    return stream
+  }
+
+  /// Counts this launch: whether the store reported no iCloud account now. Once, at
+  /// creation (the only `isSignedIn` read metrics make).
+  func countLaunch() {
+    let signedOut = store.isSignedIn == false
+    let today = MetricsWindow.day(of: now())
+    state.withLock { state in
+      state.metrics.roll(to: today)
+      state.metrics.countLaunch(signedOut: signedOut)
+    }
+  }
+
+  /// Moves the metrics to the clock's day; called as each operation starts.
+  func rollMetrics(now: Date) {
+    let today = MetricsWindow.day(of: now)
+    state.withLock { $0.metrics.roll(to: today) }
+  }
+
+  /// Saves the metrics beside the ledger when they changed: at the end of an operation,
+  /// with the ledger's save. A failure is not reported (telemetry is never worth a
+  /// warning); the next save tries again.
+  func saveMetrics() {
+    // A simulated crash stops these saves too; they are no write point of their own.
+    guard let window = state.withLock({ $0.metrics.isDirty && $0.protectedData.isLoaded ? $0.metrics : nil }),
+      !testHooks.withLock({ $0.crashed })
+    else { return }
+    guard (try? metricsFile.save(window)) != nil else { return }
+    state.withLock { state in
+      if state.metrics.version == window.version { state.metrics.isDirty = false }
+    }
+  }
+
+  /// Yields the metrics to the ``metricsUpdates`` streams, unless they yielded this
+  /// version already. Called with no lock held.
+  func publishMetrics() {
+    guard metricsObservers.withLock({ $0.markChanged() }) else { return }
+    while metricsObservers.withLock({ $0.takePending() }) {
+      let today = MetricsWindow.day(of: now())
+      let (version, metrics) = state.withLock {
+        ($0.metrics.version, $0.metrics.summary(today: today, measuring: $0.configuration.measuresDeliveryDelay))
+      }
+      for continuation in metricsObservers.withLock({ $0.deliveries(of: version) }) {
+        continuation.yield(metrics)
+      }
+    }
+  }
+}

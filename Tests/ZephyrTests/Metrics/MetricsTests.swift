@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+import ZephyrTesting
+
+@testable import Zephyr
+
+/// A clock the test moves: 01:00 UTC of a fixed day, then wherever the test says.
+final class TestClock: Sendable {
+  static let day = 9_259
+  let now = Locked(Date(timeIntervalSinceReferenceDate: Double(TestClock.day) * 86_400 + 3_600))
+
+  func advance(by seconds: TimeInterval) {
+    now.withLock { $0 += seconds }
+  }
+
+  var read: @Sendable () -> Date { { [now] in now.withLock { $0 } } }
+}
+
+@Suite("Metrics")
+struct MetricsTests {
+  /// The store bytes of what `device`'s store holds for `key`, as the budget sizes it.
+  private static func storeBytes(_ device: TestDevice, _ key: String) -> Int {
+    device.store.value(forKey: key).map { PropertyListValue.storeSize(key: key, value: $0) } ?? 0
+  }
+
+  @Test func storeWritesCountRecordsAndTheirBytesAsTheBudgetSizesThem() {
+    let harness = Harness()
+    let clock = TestClock()
+    let a = harness.device("A", monitored: ["theme", "size"]) { $0.clock = clock.read }
+    var bytes = 0
+    a.set(.string("dusk"), "theme")
+    bytes += Self.storeBytes(a, "theme")
+    a.set(.string("a much longer value than the first one"), "theme")
+    bytes += Self.storeBytes(a, "theme")
+    a.set(.integer(12), "size")
+    bytes += Self.storeBytes(a, "size")
+    let metrics = a.coordinator.metrics
+    #expect(metrics.storeWrites == 3)
+    #expect(a.store.statistics.writes == 3)
+    #expect(metrics.storeBytesWritten == bytes)
+    #expect(metrics.averageWriteBytes == bytes / 3)
+    #expect(SyncMetrics().averageWriteBytes == 0)
+  }
+
+  @Test func eventsAreCountedByReason() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    harness.cloud.post(ExternalChange(reason: .serverChange, keys: ["theme"]), to: "A")
+    harness.cloud.post(ExternalChange(reason: .serverChange, keys: ["other"]), to: "A")
+    harness.cloud.post(ExternalChange(reason: .quotaViolation, keys: nil), to: "A")
+    harness.cloud.switchAccount(of: "A", to: "second")
+    harness.cloud.waitForDeliveries()
+    a.settle()
+    #expect(a.coordinator.metrics.events == [.serverChange: 2, .quotaViolation: 1, .accountChange: 1])
+  }
+
+  @Test func refusalsAreCountedByKindOncePerNewRefusal() {
+    let harness = Harness()
+    let a = harness.device("A")
+    let long = String(repeating: "k", count: 65)
+    a.coordinator.addKeysToBeMonitored(keys: ["AppleLanguages", long])
+    a.coordinator.addKeysToBeMonitored(keys: [long])
+    a.coordinator.sync(keys: [long])
+    #expect(a.coordinator.metrics.refusals == ["systemKey": 1, "keyTooLong": 1])
+  }
+
+  @Test func launchesSurviveARelaunchAndCountEachProcessOnItsOwn() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    a.set(.string("dusk"), "theme")
+    a.restart()
+    a.restart()
+    let metrics = a.coordinator.metrics
+    #expect(metrics.launches == 3)
+    #expect(metrics.launchesSignedOut == 0)
+    #expect(metrics.storeWrites == 1)
+    // An extension on the same app-group suite and store keeps its own.
+    let widget = harness.device("widget", monitored: ["theme"], sharing: "A")
+    #expect(widget.coordinator.metrics.launches == 1)
+    #expect(widget.coordinator.metrics.storeWrites == 0)
+    #expect(a.coordinator.metrics.launches == 3)
+  }
+
+  @Test func daysRollAtUTCMidnightOfTheClockAndOnlySevenAreSummed() {
+    let harness = Harness()
+    let clock = TestClock()
+    let a = harness.device("A", monitored: ["theme"]) { $0.clock = clock.read }
+    a.set(.string("one"), "theme")  // day 0: launch, 1 write
+    clock.advance(by: 86_400)
+    a.set(.string("two"), "theme")  // day 1: 1 write
+    harness.cloud.post(ExternalChange(reason: .serverChange, keys: ["theme"]), to: "A")
+    a.restart()  // day 1: launch
+    #expect(a.coordinator.metrics.launches == 2)
+    #expect(a.coordinator.metrics.storeWrites == 2)
+    // Day 6 still sums day 0; day 7 does not, even before any operation ran that day.
+    clock.advance(by: 5 * 86_400)
+    #expect(a.coordinator.metrics.storeWrites == 2)
+    clock.advance(by: 86_400)
+    let day7 = a.coordinator.metrics
+    #expect(day7.storeWrites == 1)
+    #expect(day7.launches == 1)
+    #expect(day7.events == [.serverChange: 1])
+    // After a relaunch on day 7 the old day is gone from the file too.
+    a.restart()
+    #expect(a.coordinator.metrics.launches == 2)
+    #expect(a.coordinator.metrics.storeWrites == 1)
+    clock.advance(by: 86_400)
+    #expect(a.coordinator.metrics.launches == 1)
+    #expect(a.coordinator.metrics.storeWrites == 0)
+  }
+
+  @Test func resetMetricsStartsOverAndStaysResetAfterARelaunch() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    a.set(.string("dusk"), "theme")
+    harness.cloud.post(ExternalChange(reason: .serverChange, keys: ["theme"]), to: "A")
+    a.coordinator.resetMetrics()
+    #expect(a.coordinator.metrics == SyncMetrics())
+    a.restart()
+    var expected = SyncMetrics()
+    expected.launches = 1
+    #expect(a.coordinator.metrics == expected)
+  }
+
+  @Test func countingAddsNoStoreOrDefaultsAccess() {
+    // The same edits with and without metrics read: the store sees the same calls.
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    a.set(.string("dusk"), "theme")
+    a.coordinator.sync()
+    let before = a.store.statistics
+    _ = a.coordinator.metrics
+    a.coordinator.resetMetrics()
+    #expect(a.store.statistics == before)
+  }
+
+  @Test func metricsAreCodableAndPrintAsATable() throws {
+    var metrics = SyncMetrics()
+    metrics.storeWrites = 4
+    metrics.storeBytesWritten = 410
+    metrics.events = [.serverChange: 3, .initialSync: 1]
+    metrics.launches = 25
+    metrics.launchesSignedOut = 2
+    metrics.keysDifferingFromStore = 1
+    metrics.deliveryDelay = .init(lower: 2, median: 4, upper: 10, count: 9, clamped: 1)
+    metrics.refusals = ["overQuota": 1]
+    let data = try JSONEncoder().encode(metrics)
+    #expect(try JSONDecoder().decode(SyncMetrics.self, from: data) == metrics)
+    #expect(String(decoding: data, as: UTF8.self).contains("\"serverChange\":3"))
+    let table = metrics.description
+    #expect(table.contains("store writes          4, 410 bytes (average 102)"))
+    #expect(table.contains("launches              25, 2 signed out (8%)"))
+    #expect(table.contains("events                serverChange 3, initialSync 1"))
+    #expect(table.contains("delivery delay        2.00 s / 4.00 s / 10.00 s (quartiles of 9, 1 clamped from negative)"))
+    #expect(table.contains("refusals              overQuota 1"))
+  }
+}
