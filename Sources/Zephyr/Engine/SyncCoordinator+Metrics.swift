@@ -156,3 +156,16 @@ extension SyncCoordinator {
     }
   }
 }
+
+extension SyncAction {
+  /// Whether the decision found the local value and the store's apart: it writes one of
+  /// them (a push, a republish, a pull, a merge that writes either side). Adopting the
+  /// same value, doing nothing and skipping a key do not count.
+  var differsFromStore: Bool {
+    switch self {
+    case .push, .republish, .pull: true
+    case .merge(let merge): merge.push != nil || merge.local != nil
+    case .none, .adopt, .skip: false
+    }
+  }
+}

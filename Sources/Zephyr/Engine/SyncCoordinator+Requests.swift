@@ -29,6 +29,7 @@ extension SyncCoordinator {
       return state.admit(keys.filter { KeyPolicy.exclusion(of: $0) == nil }.sorted())
     }
     let written = reconcile(keys, local: local.values, remote: remote, policy: .preferLocal, &effects)
+    state.withLock { [differing = effects.differingFromStore] in $0.metrics.setKeysDifferingFromStore(differing) }
     collectTombstones(in: remote, skipping: written, &effects)
   }
 

@@ -11,6 +11,9 @@ struct OperationEffects {
   /// The observed keys the operation reconciled: their streams read them again when it
   /// ends (a value equal to the one last yielded is not yielded again).
   var reconciledObserved: Set<String> = []
+  /// Keys whose decision found the local value and the store's apart (see
+  /// ``SyncMetrics/keysDifferingFromStore``).
+  var differingFromStore = 0
 }
 
 extension SyncCoordinator {

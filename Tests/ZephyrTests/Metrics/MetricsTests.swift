@@ -155,3 +155,39 @@ struct MetricsTests {
     #expect(table.contains("refusals              overQuota 1"))
   }
 }
+
+@Suite("Metrics: drift")
+struct MetricsDriftTests {
+  @Test func aFullSyncCountsTheKeysWhoseLocalValueDiffersFromTheStoresBeforeItMerges() {
+    // Linux-plain: a suite write announces nothing, so local edits wait for the sync.
+    let harness = Harness(world: .linuxPlain)
+    let a = harness.device("A", monitored: ["theme", "size", "font"])
+    let b = harness.device("B", monitored: ["theme", "size", "font"])
+    a.set(.string("dusk"), "theme")
+    a.set(.integer(12), "size")
+    a.set(.string("serif"), "font")
+    a.coordinator.sync()
+    harness.cloud.upload()
+    harness.cloud.download(to: "B", notify: false)  // no event: B's values drift
+    b.coordinator.sync()  // B takes all three
+    #expect(b.coordinator.metrics.keysDifferingFromStore == 3)
+    b.coordinator.sync()
+    #expect(b.coordinator.metrics.keysDifferingFromStore == 0)
+    // Drift: A changes two keys, B's store gets them without an event; B edits a new key.
+    a.set(.string("dawn"), "theme")
+    a.set(.integer(14), "size")
+    a.coordinator.sync()
+    harness.cloud.upload()
+    harness.cloud.download(to: "B", notify: false)
+    b.set(.bool(true), "bold")
+    b.coordinator.sync(keys: ["theme"])  // only a full sync counts
+    #expect(b.coordinator.metrics.keysDifferingFromStore == 0)
+    b.coordinator.sync()
+    // size (pulled) and bold (pushed); theme was reconciled by sync(keys:).
+    #expect(b.coordinator.metrics.keysDifferingFromStore == 2)
+    b.restart()
+    #expect(b.coordinator.metrics.keysDifferingFromStore == 2)
+    b.coordinator.sync()
+    #expect(b.coordinator.metrics.keysDifferingFromStore == 0)
+  }
+}
