@@ -191,3 +191,30 @@ struct MetricsDriftTests {
     #expect(b.coordinator.metrics.keysDifferingFromStore == 0)
   }
 }
+
+@Suite("Metrics: signed out")
+struct MetricsSignedOutTests {
+  @Test func aSignedOutDeviceCountsItsLaunchesAndReportsNoAccount() {
+    let harness = Harness()
+    _ = harness.cloud.device("A", initiallyDownloaded: true)
+    harness.cloud.signOut("A")
+    let a = harness.device("A", monitored: ["theme"])
+    #expect(a.store.isSignedIn == false)
+    #expect(a.coordinator.status.isSignedIn == false)
+    a.set(.string("dusk"), "theme")
+    // No account: the write stays on the device, and synchronize() says so.
+    harness.cloud.upload()
+    #expect(harness.cloud.serverValues["theme"] == nil)
+    #expect(a.store.synchronize() == false)
+    a.restart()
+    harness.cloud.signIn("A")
+    a.restart()
+    #expect(a.store.isSignedIn == true)
+    let metrics = a.coordinator.metrics
+    #expect(metrics.launches == 3)
+    #expect(metrics.launchesSignedOut == 2)
+    // Signed in again, the write made meanwhile reaches the server.
+    harness.cloud.upload()
+    #expect(harness.cloud.serverValues["theme"] != nil)
+  }
+}
