@@ -32,7 +32,8 @@ extension EngineState {
       origin: merge.agreed.origin, state: merge.state)
     let shown = merge.value.map(\.logDescription) ?? "deleted"
     if let stamp = merge.push {
-      let (record, stored) = storedForm(of: ReplicaRecord(stamp: stamp, state: merge.state).encoded, key: key, plan)
+      let (form, stored) = storedForm(of: ReplicaRecord(stamp: stamp, state: merge.state).encoded, key: key, plan)
+      let record = sentForm(of: form, plan)
       let size = PropertyListValue.storeSize(key: key, value: record)
       if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
         refuse(key, refusal)

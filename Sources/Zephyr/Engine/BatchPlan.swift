@@ -128,7 +128,8 @@ extension EngineState {
     let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(plan.now)
     let plain = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
     // (A tombstone is always plain: small, and read by every build.)
-    let (record, stored) = value == nil ? (plain, "") : storedForm(of: plain, key: key, plan)
+    let (form, stored) = value == nil ? (plain, "") : storedForm(of: plain, key: key, plan)
+    let record = sentForm(of: form, plan)
     let size = PropertyListValue.storeSize(key: key, value: record)
     if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
       refuse(key, refusal)

@@ -43,6 +43,7 @@ extension SyncCoordinator {
       keys: batchKeys, decisions: decisions, local: local, current: current, remote: remote,
       precompressed: precompressed, typedBases: typedBases)
     let now = self.now()
+    if effects.measuresDelivery { countDeliveryDelays(batchKeys, decisions, remote: remote, now: now) }
     let plan = state.withLock { $0.plan(batch, now: now) }
     var written = apply(plan, &effects)
     if sharing { shareAgreements(of: batchKeys, replacing: shared) }

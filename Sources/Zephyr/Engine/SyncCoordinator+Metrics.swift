@@ -157,6 +157,33 @@ extension SyncCoordinator {
   }
 }
 
+extension SyncCoordinator {
+  /// Counts, for each of `keys` whose record the batch takes (a pull, or a merge that
+  /// writes the local value) and that carries its writer's time, the time since then.
+  func countDeliveryDelays(
+    _ keys: [String], _ decisions: [String: Reconciler.Decision], remote: [String: PropertyListValue], now: Date
+  ) {
+    let delays = keys.compactMap { key -> TimeInterval? in
+      switch decisions[key]?.action {
+      case .pull?: break
+      case .merge(let merge)? where merge.local != nil: break
+      default: return nil
+      }
+      return SentTime.read(remote[key]).map { now.timeIntervalSince($0) }
+    }
+    guard !delays.isEmpty else { return }
+    state.withLock { $0.metrics.countDelays(delays) }
+  }
+}
+
+extension EngineState {
+  /// `record` as it is sent: with the writer's time (the plan's) when this device
+  /// measures delivery delay (see ``SentTime``).
+  func sentForm(of record: PropertyListValue, _ plan: BatchPlan) -> PropertyListValue {
+    configuration.measuresDeliveryDelay ? SentTime.appending(plan.now, to: record) : record
+  }
+}
+
 extension SyncAction {
   /// Whether the decision found the local value and the store's apart: it writes one of
   /// them (a push, a republish, a pull, a merge that writes either side). Adopting the

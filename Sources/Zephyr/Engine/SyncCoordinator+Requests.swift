@@ -57,6 +57,7 @@ extension SyncCoordinator {
     let keys = state.withLock { state -> [String] in
       state.status.lastEvent = SyncStatus.Event(reason: change.reason, date: now, keyCount: change.keys?.count)
       state.metrics.countEvent(change.reason)
+      effects.measuresDelivery = change.reason == .serverChange && state.configuration.measuresDeliveryDelay
       switch change.reason {
       case .quotaViolation:
         state.status.lastQuotaViolation = now

@@ -14,6 +14,9 @@ struct OperationEffects {
   /// Keys whose decision found the local value and the store's apart (see
   /// ``SyncMetrics/keysDifferingFromStore``).
   var differingFromStore = 0
+  /// Whether the operation measures how long the records it takes took to arrive: a
+  /// server-change event, with ``SyncConfiguration/measuresDeliveryDelay`` on.
+  var measuresDelivery = false
 }
 
 extension SyncCoordinator {

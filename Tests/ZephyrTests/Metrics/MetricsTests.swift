@@ -218,3 +218,120 @@ struct MetricsSignedOutTests {
     #expect(harness.cloud.serverValues["theme"] != nil)
   }
 }
+
+@Suite("Metrics: delivery delay")
+struct MetricsDeliveryDelayTests {
+  /// A writes, the clock moves `seconds`, B receives the change. B's clock runs `skew`
+  /// seconds off A's.
+  private struct Pair {
+    let harness = Harness()
+    let clock = TestClock()
+    let skew = Locked(0.0)
+    let a: TestDevice
+    let b: TestDevice
+
+    init(aMeasures: Bool = true, bMeasures: Bool = true, strategy: MergeStrategy? = nil, compressed: Bool = false) {
+      let read = clock.read
+      let skew = skew
+      let skewedRead: @Sendable () -> Date = { read() + skew.withLock { $0 } }
+      func configure(measures: Bool, skewed: Bool) -> (inout SyncConfiguration) -> Void {
+        return { configuration in
+          configuration.measuresDeliveryDelay = measures
+          configuration.clock = skewed ? skewedRead : read
+          if let strategy { configuration.mergeStrategies["theme"] = strategy }
+          if compressed { configuration.compressedKeys = ["theme"] }
+        }
+      }
+      a = harness.device("A", monitored: ["theme"], configure: configure(measures: aMeasures, skewed: false))
+      b = harness.device("B", monitored: ["theme"], configure: configure(measures: bMeasures, skewed: true))
+    }
+
+    func send(_ value: PropertyListValue, arrivingAfter seconds: TimeInterval) {
+      a.set(value, "theme")
+      clock.advance(by: seconds)
+      harness.cloud.deliver()
+      b.settle()
+    }
+  }
+
+  @Test func quartilesComeFromBucketsAndNegativeDelaysAreClampedAndCounted() {
+    let pair = Pair()
+    pair.send(.string("1"), arrivingAfter: 1)
+    pair.send(.string("2"), arrivingAfter: 4)
+    pair.send(.string("3"), arrivingAfter: 4.2)  // counted in the bucket up to 5 s
+    pair.send(.string("4"), arrivingAfter: 11)  // up to 12 s
+    pair.skew.withLock { $0 = -30 }  // B's clock is 30 s behind A's
+    pair.send(.string("5"), arrivingAfter: 2)
+    #expect(pair.b.value("theme") == .string("5"))
+    // Delays 0 (clamped), 1, 4, 5, 12: ranks ⌈5/4⌉ = 2, ⌈5/2⌉ = 3, ⌈15/4⌉ = 4.
+    #expect(
+      pair.b.coordinator.metrics.deliveryDelay
+        == SyncMetrics.DelayQuartiles(lower: 1, median: 4, upper: 5, count: 5, clamped: 1))
+    // The writer measures nothing of its own writes.
+    #expect(pair.a.coordinator.metrics.deliveryDelay == nil)
+    // Kept across a relaunch, and summed over days.
+    pair.b.restart()
+    pair.clock.advance(by: 86_400)
+    pair.skew.withLock { $0 = 0 }
+    pair.send(.string("6"), arrivingAfter: 60)
+    #expect(
+      pair.b.coordinator.metrics.deliveryDelay
+        == SyncMetrics.DelayQuartiles(lower: 1, median: 4, upper: 12, count: 6, clamped: 1))
+  }
+
+  @Test func aDeviceThatDoesNotMeasureReadsTimedRecordsAsUsualAndReportsNothing() {
+    let pair = Pair(aMeasures: true, bMeasures: false)
+    pair.send(.string("dusk"), arrivingAfter: 3)
+    #expect(pair.b.value("theme") == .string("dusk"))
+    #expect(pair.b.coordinator.metrics.deliveryDelay == nil)
+    #expect(pair.b.record("theme")?.content == .value(.string("dusk")))
+    #expect(pair.b.coordinator.status.refusedKeys.isEmpty)
+  }
+
+  @Test func recordsWithoutTheTimeAreReadAsUsualAndMeasureNothing() {
+    let pair = Pair(aMeasures: false, bMeasures: true)
+    pair.send(.string("dusk"), arrivingAfter: 3)
+    #expect(pair.b.value("theme") == .string("dusk"))
+    #expect(pair.b.coordinator.metrics.deliveryDelay == nil)
+  }
+
+  @Test func strategyKeysCarryTheTimeToo() {
+    let pair = Pair(strategy: .set)
+    pair.send(.array([.string("a")]), arrivingAfter: 2)
+    pair.send(.array([.string("a"), .string("b")]), arrivingAfter: 8)
+    #expect(pair.b.value("theme") == .array([.string("a"), .string("b")]))
+    #expect(
+      pair.b.coordinator.metrics.deliveryDelay
+        == SyncMetrics.DelayQuartiles(lower: 2, median: 2, upper: 8, count: 2, clamped: 0))
+  }
+
+  @Test func compressedRecordsCarryItOutsideTheEnvelope() throws {
+    let pair = Pair(compressed: true)
+    let long = PropertyListValue.string(String(repeating: "dusk and dawn ", count: 200))
+    pair.send(long, arrivingAfter: 6)
+    #expect(pair.b.value("theme") == long)
+    guard case .array(let fields)? = pair.harness.cloud.serverValues["theme"] else {
+      Issue.record("no record")
+      return
+    }
+    #expect(fields.first == .string(CompressedRecord.tag))
+    #expect(fields.count == 3)
+    #expect(
+      pair.b.coordinator.metrics.deliveryDelay
+        == SyncMetrics.DelayQuartiles(lower: 6, median: 6, upper: 6, count: 1, clamped: 0))
+  }
+
+  @Test func theTimeAddsSixBytesOfDataNineAsTheStoreAccountsThem() {
+    let record = SyncRecord(generation: 7, origin: "k3f9qa", content: .value(.string("dusk"))).encoded
+    let sent = SentTime.appending(Date(timeIntervalSinceReferenceDate: 786_000_000.125), to: record)
+    guard case .array(let fields) = sent, case .data(let time)? = fields.last else {
+      Issue.record("no time appended")
+      return
+    }
+    #expect(time.count == 6)
+    #expect(SentTime.read(sent) == Date(timeIntervalSinceReferenceDate: 786_000_000.125))
+    #expect(sent.estimatedBinaryPlistSize - record.estimatedBinaryPlistSize == 9)
+    #expect(SimulatedCloud.binaryPlistSize(of: sent) - SimulatedCloud.binaryPlistSize(of: record) == 9)
+    #expect(RemoteState(storeValue: sent) == RemoteState(storeValue: record))
+  }
+}
