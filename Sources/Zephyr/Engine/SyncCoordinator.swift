@@ -55,6 +55,9 @@ import Foundation
 ///
 /// ### Diagnostics
 /// - ``status``
+/// - ``metrics``
+/// - ``metricsUpdates``
+/// - ``resetMetrics()``
 public final class SyncCoordinator: Sendable {
   /// The store this coordinator syncs with.
   public let store: any KeyValueSyncStore

@@ -335,3 +335,36 @@ struct MetricsDeliveryDelayTests {
     #expect(RemoteState(storeValue: sent) == RemoteState(storeValue: record))
   }
 }
+
+@Suite("Metrics: updates")
+struct MetricsUpdatesTests {
+  @Test func updatesYieldTheMetricsThenTheLatestAfterBatchesAndFinishWithTheCoordinator() async {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    var updates = a.coordinator.metricsUpdates.makeAsyncIterator()
+    let first = await updates.next()
+    #expect(first?.launches == 1)
+    #expect(first?.storeWrites == 0)
+    // Three batches before the consumer looks again: it gets the latest, once.
+    a.set(.string("1"), "theme")
+    a.set(.string("2"), "theme")
+    a.set(.string("3"), "theme")
+    #expect(await updates.next()?.storeWrites == 3)
+    // A batch that changes no figure yields nothing; the next that does, yields.
+    a.coordinator.sync(keys: ["theme"])
+    harness.cloud.post(ExternalChange(reason: .serverChange, keys: ["theme"]), to: "A")
+    #expect(await updates.next()?.events == [.serverChange: 1])
+    a.shutDown()
+    #expect(await updates.next() == nil)
+  }
+
+  @Test func theFacadeReadsTheSharedCoordinatorsMetrics() {
+    let harness = Harness()
+    let a = harness.device("A", monitored: ["theme"])
+    a.set(.string("dusk"), "theme")
+    SharedFacade.using(a.coordinator) {
+      #expect(Zephyr.metrics.storeWrites == 1)
+      #expect(Zephyr.metrics == a.coordinator.metrics)
+    }
+  }
+}
