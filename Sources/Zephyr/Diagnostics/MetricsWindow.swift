@@ -37,6 +37,16 @@ struct MetricsWindow: Codable, Sendable, Equatable {
   /// Bumped on every change, so that ``SyncCoordinator/metricsUpdates`` yields only news
   /// (not saved).
   var version = 0
+  /// Whether the next save is due whenever it comes: a launch, a new day or a reset was
+  /// counted (not saved).
+  var saveDue = true
+  /// When the counters were last saved, by the configured clock (not saved).
+  var savedAt: Date?
+  /// How long counts may wait in memory for their save: a crash loses at most this much.
+  static let saveInterval: TimeInterval = 60
+  /// Whether anything is counted; off only in zephyr-bench's comparison, which measures
+  /// what counting costs (not saved).
+  var isCounting = true
 
   private enum CodingKeys: String, CodingKey {
     case buckets, keysDifferingFromStore
@@ -51,10 +61,11 @@ struct MetricsWindow: Codable, Sendable, Equatable {
   /// that fell out of the window are dropped. A clock that went back keeps counting in
   /// the latest bucket.
   mutating func roll(to day: Int) {
-    guard buckets.last.map({ day > $0.day }) ?? true else { return }
+    guard isCounting, buckets.last.map({ day > $0.day }) ?? true else { return }
     buckets.append(Day(day: day))
     buckets.removeAll { $0.day <= day - Self.days }
     changed()
+    saveDue = true
   }
 
   private mutating func changed() {
@@ -64,6 +75,7 @@ struct MetricsWindow: Codable, Sendable, Equatable {
 
   /// Adds to the current bucket (one is made for day 0 when no day was rolled to yet).
   private mutating func count(_ body: (inout Day) -> Void) {
+    guard isCounting else { return }
     if buckets.isEmpty { buckets.append(Day(day: 0)) }
     body(&buckets[buckets.count - 1])
     changed()
@@ -86,6 +98,7 @@ struct MetricsWindow: Codable, Sendable, Equatable {
       day.launches += 1
       if signedOut { day.launchesSignedOut += 1 }
     }
+    saveDue = true
   }
 
   mutating func countRefusal(_ reason: RefusalReason) {
@@ -100,7 +113,7 @@ struct MetricsWindow: Codable, Sendable, Equatable {
   }
 
   mutating func setKeysDifferingFromStore(_ count: Int) {
-    guard count != keysDifferingFromStore else { return }
+    guard isCounting, count != keysDifferingFromStore else { return }
     keysDifferingFromStore = count
     changed()
   }
@@ -127,6 +140,15 @@ struct MetricsWindow: Codable, Sendable, Equatable {
     buckets = today.map { [Day(day: $0)] } ?? []
     keysDifferingFromStore = 0
     changed()
+    saveDue = true
+  }
+
+  /// Whether the counters are to be saved at `now`: they changed, and a launch, a new
+  /// day or a reset was counted, or ``saveInterval`` passed since the last save.
+  func needsSave(at now: Date?) -> Bool {
+    guard isDirty else { return false }
+    guard !saveDue, let now, let savedAt else { return true }
+    return now.timeIntervalSince(savedAt) >= Self.saveInterval || now < savedAt
   }
 
   /// The metrics of the seven days ending on `today` (`measuring`: whether delivery

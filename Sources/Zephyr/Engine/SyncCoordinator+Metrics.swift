@@ -82,7 +82,7 @@ extension SyncCoordinator {
   /// operation) in the file beside the ledger. Other processes' metrics are theirs.
   public func resetMetrics() {
     state.withLock { $0.metrics.reset() }
-    saveMetrics()
+    saveMetrics(now: nil)
     publishMetrics()
   }
 
@@ -121,24 +121,62 @@ extension SyncCoordinator {
     }
   }
 
-  /// Moves the metrics to the clock's day; called as each operation starts.
-  func rollMetrics(now: Date) {
-    let today = MetricsWindow.day(of: now)
-    state.withLock { $0.metrics.roll(to: today) }
+  /// Turns counting off (or on again), for zephyr-bench's side-by-side measurement of
+  /// what metrics cost. Apps always count.
+  package func setCountsMetrics(_ on: Bool) {
+    state.withLock { $0.metrics.isCounting = on }
   }
 
-  /// Saves the metrics beside the ledger when they changed: at the end of an operation,
-  /// with the ledger's save. A failure is not reported (telemetry is never worth a
-  /// warning); the next save tries again.
-  func saveMetrics() {
+  /// Moves the metrics to the clock's day; called as each operation starts. Returns
+  /// `now`.
+  func rollMetrics(now: Date) -> Date {
+    let today = MetricsWindow.day(of: now)
+    state.withLock { $0.metrics.roll(to: today) }
+    return now
+  }
+
+  /// Saves the metrics beside the ledger, at the end of an operation (`now`: its time),
+  /// when they changed and a save is due (``MetricsWindow/needsSave(at:)``): once a
+  /// launch, a new day or a reset is counted, else at most once a minute. A save replaces
+  /// a file (milliseconds), so a stream of edits does not make one each. `now` `nil`:
+  /// whenever they changed (the app moves to the background, the coordinator is
+  /// released). A failure is not reported (telemetry is never worth a warning); the next
+  /// save tries again. Saves are made one at a time (``metricsSaving``), so an older
+  /// window never replaces a newer one.
+  func saveMetrics(now: Date?) {
     // A simulated crash stops these saves too; they are no write point of their own.
-    guard let window = state.withLock({ $0.metrics.isDirty && $0.protectedData.isLoaded ? $0.metrics : nil }),
-      !testHooks.withLock({ $0.crashed })
-    else { return }
-    guard (try? metricsFile.save(window)) != nil else { return }
-    state.withLock { state in
-      if state.metrics.version == window.version { state.metrics.isDirty = false }
+    guard !testHooks.withLock({ $0.crashed }) else { return }
+    metricsSaving.withLock { _ in
+      guard
+        let window = state.withLock({
+          $0.metrics.needsSave(at: now) && $0.protectedData.isLoaded ? $0.metrics : nil
+        }),
+        (try? metricsFile.save(window)) != nil
+      else { return }
+      state.withLock { state in
+        state.metrics.savedAt = now ?? state.metrics.savedAt
+        state.metrics.saveDue = false
+        if state.metrics.version == window.version { state.metrics.isDirty = false }
+      }
     }
+  }
+
+  /// The notifications an app or extension posts as it moves to the background, where
+  /// it may be ended without notice: the metrics waiting for their once-a-minute save are
+  /// saved then. Named by raw value, like ``foregroundNotification``.
+  static var backgroundNotifications: [Notification.Name] {
+    #if os(watchOS)
+      [Notification.Name("WKApplicationDidEnterBackgroundNotification")]
+    #elseif canImport(UIKit)
+      [
+        Notification.Name("UIApplicationDidEnterBackgroundNotification"),
+        Notification.Name("NSExtensionHostDidEnterBackgroundNotification"),
+      ]
+    #elseif canImport(AppKit)
+      [Notification.Name("NSApplicationWillTerminateNotification")]
+    #else
+      []
+    #endif
   }
 
   /// Yields the metrics to the ``metricsUpdates`` streams, unless they yielded this

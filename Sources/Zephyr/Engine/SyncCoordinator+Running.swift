@@ -81,7 +81,7 @@ extension SyncCoordinator {
     var effects = OperationEffects(observed: changeObservers.withLock { $0.observedKeys })
     guard admitsProtectedData(request) else { return effects }
     state.withLock { $0.lane.ownWrites = OwnWrites() }
-    rollMetrics(now: now())
+    let started = rollMetrics(now: now())
     primeBudget()
     switch request {
     case .sync: syncEverything(&effects)
@@ -103,7 +103,7 @@ extension SyncCoordinator {
     // Second save of a batch that wrote (the first is made ahead of its writes, in
     // `apply(_:_:)`): the settled entries, and whatever else the operation changed.
     saveLedger()
-    saveMetrics()
+    saveMetrics(now: started)
     return effects
   }
 

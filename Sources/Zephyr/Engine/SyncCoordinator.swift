@@ -81,6 +81,8 @@ public final class SyncCoordinator: Sendable {
   let changeObservers = Locked(ChangeObservers())
   /// The ``metricsUpdates`` streams, finished when the coordinator is released.
   let metricsObservers = Locked(MetricsObservers())
+  /// Held while the metrics file is written (and only then), so saves never interleave.
+  let metricsSaving = Locked(())
   /// The last large blob each typed key read, decoded (see ``DecodedRead``).
   let decodedReads = Locked<[String: DecodedRead]>([:])
   /// Signalled when a write of a key that element edits wait for returns (see
@@ -138,6 +140,8 @@ public final class SyncCoordinator: Sendable {
 
   deinit {
     for token in observations.withLock({ $0 }) { token.cancel() }
+    // Counts waiting for their once-a-minute save are kept (see saveMetrics(now:)).
+    saveMetrics(now: nil)
     // Waiters of the initial download learn where it stands; their timers end on their own.
     let status = state.withLock { $0.status.initialDownload }
     for (waiter, timer) in downloadWaiters.withLock({ $0.removeAll() }) {
@@ -294,6 +298,9 @@ public final class SyncCoordinator: Sendable {
           self?.protectedDataMayHaveChanged()
           self?.emitLogs()
         })
+    }
+    for background in Self.backgroundNotifications {
+      tokens.append(.observing(background, from: nil, on: .default) { [weak self] _ in self?.saveMetrics(now: nil) })
     }
     if let foreground = Self.foregroundNotification {
       tokens.append(

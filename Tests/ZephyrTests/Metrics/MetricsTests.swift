@@ -68,8 +68,8 @@ struct MetricsTests {
     let harness = Harness()
     let a = harness.device("A", monitored: ["theme"])
     a.set(.string("dusk"), "theme")
-    a.restart()
-    a.restart()
+    a.relaunch()
+    a.relaunch()
     let metrics = a.coordinator.metrics
     #expect(metrics.launches == 3)
     #expect(metrics.launchesSignedOut == 0)
@@ -89,7 +89,7 @@ struct MetricsTests {
     clock.advance(by: 86_400)
     a.set(.string("two"), "theme")  // day 1: 1 write
     harness.cloud.post(ExternalChange(reason: .serverChange, keys: ["theme"]), to: "A")
-    a.restart()  // day 1: launch
+    a.relaunch()  // day 1: launch
     #expect(a.coordinator.metrics.launches == 2)
     #expect(a.coordinator.metrics.storeWrites == 2)
     // Day 6 still sums day 0; day 7 does not, even before any operation ran that day.
@@ -101,7 +101,7 @@ struct MetricsTests {
     #expect(day7.launches == 1)
     #expect(day7.events == [.serverChange: 1])
     // After a relaunch on day 7 the old day is gone from the file too.
-    a.restart()
+    a.relaunch()
     #expect(a.coordinator.metrics.launches == 2)
     #expect(a.coordinator.metrics.storeWrites == 1)
     clock.advance(by: 86_400)
@@ -116,7 +116,7 @@ struct MetricsTests {
     harness.cloud.post(ExternalChange(reason: .serverChange, keys: ["theme"]), to: "A")
     a.coordinator.resetMetrics()
     #expect(a.coordinator.metrics == SyncMetrics())
-    a.restart()
+    a.relaunch()
     var expected = SyncMetrics()
     expected.launches = 1
     #expect(a.coordinator.metrics == expected)
@@ -185,7 +185,7 @@ struct MetricsDriftTests {
     b.coordinator.sync()
     // size (pulled) and bold (pushed); theme was reconciled by sync(keys:).
     #expect(b.coordinator.metrics.keysDifferingFromStore == 2)
-    b.restart()
+    b.relaunch()
     #expect(b.coordinator.metrics.keysDifferingFromStore == 2)
     b.coordinator.sync()
     #expect(b.coordinator.metrics.keysDifferingFromStore == 0)
@@ -206,9 +206,9 @@ struct MetricsSignedOutTests {
     harness.cloud.upload()
     #expect(harness.cloud.serverValues["theme"] == nil)
     #expect(a.store.synchronize() == false)
-    a.restart()
+    a.relaunch()
     harness.cloud.signIn("A")
-    a.restart()
+    a.relaunch()
     #expect(a.store.isSignedIn == true)
     let metrics = a.coordinator.metrics
     #expect(metrics.launches == 3)
@@ -270,7 +270,7 @@ struct MetricsDeliveryDelayTests {
     // The writer measures nothing of its own writes.
     #expect(pair.a.coordinator.metrics.deliveryDelay == nil)
     // Kept across a relaunch, and summed over days.
-    pair.b.restart()
+    pair.b.relaunch()
     pair.clock.advance(by: 86_400)
     pair.skew.withLock { $0 = 0 }
     pair.send(.string("6"), arrivingAfter: 60)
@@ -366,5 +366,30 @@ struct MetricsUpdatesTests {
       #expect(Zephyr.metrics.storeWrites == 1)
       #expect(Zephyr.metrics == a.coordinator.metrics)
     }
+  }
+}
+
+@Suite("Metrics: saving")
+struct MetricsSavingTests {
+  @Test func editsAreSavedAtMostOnceAMinuteNeverPerEditAndWhenTheCoordinatorGoes() {
+    let harness = Harness()
+    let clock = TestClock()
+    let a = harness.device("A", monitored: ["theme"]) { $0.clock = clock.read }
+    let file = a.coordinator.metricsFile
+    let today = TestClock.day
+    func saved() -> SyncMetrics { file.load().summary(today: today, measuring: false) }
+    // The launch is saved by the first operation; three edits within the minute are not.
+    a.set(.string("1"), "theme")
+    a.set(.string("2"), "theme")
+    a.set(.string("3"), "theme")
+    #expect(saved().launches == 1)
+    #expect(saved().storeWrites == 0)
+    clock.advance(by: 60)
+    a.set(.string("4"), "theme")
+    #expect(saved().storeWrites == 4)
+    a.set(.string("5"), "theme")
+    #expect(saved().storeWrites == 4)
+    a.shutDown()
+    #expect(saved().storeWrites == 5)
   }
 }

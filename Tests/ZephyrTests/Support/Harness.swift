@@ -149,6 +149,18 @@ final class TestDevice {
     coordinator.addKeysToBeMonitored(keys: Array(monitored))
   }
 
+  /// An app relaunch as the process sees it: the coordinator is released first (what it
+  /// keeps for later, such as metrics, is saved then, as when the app moves to the
+  /// background), then a new one starts over the same suite, store and ledger.
+  func relaunch() {
+    let monitored = coordinator.monitoredKeys
+    shutDown()
+    current = SyncCoordinator(
+      defaults: defaults, suiteName: suiteName, store: store,
+      configuration: Self.configuration(name: name, ledgerDirectory: ledgerDirectory, logs: logs, configure: configure))
+    coordinator.addKeysToBeMonitored(keys: Array(monitored))
+  }
+
   /// The device's coordinator; there is always one until ``shutDown()``.
   var coordinator: SyncCoordinator {
     guard let current else { preconditionFailure("device \(name) was shut down") }
