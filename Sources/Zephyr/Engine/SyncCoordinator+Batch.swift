@@ -28,7 +28,7 @@ extension SyncCoordinator {
       return bases
     }
     let decisions = decide(read.inputs, read.context, callingOut: read.callsOut)
-    effects.differingFromStore += decisions.values.filter(\.action.differsFromStore).count
+    effects.differingFromStore += decisions.values.reduce(0) { $0 + ($1.action.differsFromStore ? 1 : 0) }
     let (current, epoch) = readPulledKeysAgain(keys, decisions, local: local, presumed: presumed)
     // A presumed value found otherwise (an edit not pushed yet, or made meanwhile) is
     // decided again, after this batch, from the value read.
