@@ -116,6 +116,8 @@ struct MetricsWindow: Codable, Sendable, Equatable {
     guard isCounting, count != keysDifferingFromStore else { return }
     keysDifferingFromStore = count
     changed()
+    // A full sync is rare and reads everything: its figure is saved with it.
+    saveDue = true
   }
 
   /// Adds `other`'s counts (made while the ledger could not be read) to these.

@@ -190,7 +190,7 @@ extension SyncCoordinator {
     state.withLock { state in
       for log in logs { state.debug(log) }
       state.commit(plan, made: made)
-      state.metrics.countStoreWrites(written.sorted().compactMap { plan.recordBytes[$0] })
+      state.metrics.countStoreWrites(written.compactMap { plan.recordBytes[$0] })
       // A typed write of a key Zephyr has just written is read again before it is pushed:
       // which of the two writes came last, only UserDefaults knows.
       for key in changed where state.lane.typedWrites[key] != nil { state.lane.typedWrites[key] = .reread }

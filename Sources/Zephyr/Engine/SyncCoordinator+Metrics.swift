@@ -145,7 +145,9 @@ extension SyncCoordinator {
   /// window never replaces a newer one.
   func saveMetrics(now: Date?) {
     // A simulated crash stops these saves too; they are no write point of their own.
-    guard !testHooks.withLock({ $0.crashed }) else { return }
+    // Outside an operation (which checked already), nothing is written while protected
+    // data is unavailable: the ledger folder is out of reach before the first unlock.
+    guard !testHooks.withLock({ $0.crashed }), now != nil || checkProtectedData() else { return }
     metricsSaving.withLock { _ in
       guard
         let window = state.withLock({
@@ -159,6 +161,12 @@ extension SyncCoordinator {
         if state.metrics.version == window.version { state.metrics.isDirty = false }
       }
     }
+  }
+
+  /// The app moved to the background, where it may be ended without notice: the metrics
+  /// waiting for their once-a-minute save are saved now.
+  func enteredBackground() {
+    saveMetrics(now: nil)
   }
 
   /// The notifications an app or extension posts as it moves to the background, where

@@ -300,7 +300,7 @@ public final class SyncCoordinator: Sendable {
         })
     }
     for background in Self.backgroundNotifications {
-      tokens.append(.observing(background, from: nil, on: .default) { [weak self] _ in self?.saveMetrics(now: nil) })
+      tokens.append(.observing(background, from: nil, on: .default) { [weak self] _ in self?.enteredBackground() })
     }
     if let foreground = Self.foregroundNotification {
       tokens.append(

@@ -149,11 +149,13 @@ final class TestDevice {
     coordinator.addKeysToBeMonitored(keys: Array(monitored))
   }
 
-  /// An app relaunch as the process sees it: the coordinator is released first (what it
-  /// keeps for later, such as metrics, is saved then, as when the app moves to the
-  /// background), then a new one starts over the same suite, store and ledger.
+  /// An app relaunch as the process sees it: the app moves to the background (what the
+  /// coordinator keeps for later, such as metrics, is saved then) and its coordinator is
+  /// released; then a new one starts over the same suite, store and ledger.
   func relaunch() {
     let monitored = coordinator.monitoredKeys
+    coordinator.waitForPendingLocalEdits()
+    coordinator.enteredBackground()
     shutDown()
     current = SyncCoordinator(
       defaults: defaults, suiteName: suiteName, store: store,
