@@ -14,9 +14,10 @@ import Foundation
 ///   app and its extension on one app-group suite each count their own. The seven most
 ///   recent days are summed; older buckets are dropped as days pass.
 /// - Kept beside the ledger, in the process's own ledger folder, so they survive
-///   relaunches: saved at launch, on a new day, when the app moves to the background and
-///   when the coordinator is released, and otherwise at most once a minute (never per
-///   edit). A process killed in the foreground loses at most its last minute of counts.
+///   relaunches: saved at launch, on a new day, after a full sync that changed the drift
+///   figure and when the app moves to the background, and otherwise at most once a minute
+///   (never per edit). A process ended in the foreground loses at most its last minute of
+///   counts.
 /// - Counting reads nothing: no store or `UserDefaults` access is added. The figures come
 ///   from what each batch does anyway. No value's content is kept, only counts and sizes.
 /// - ``SyncCoordinator/resetMetrics()`` starts them over.

@@ -137,10 +137,11 @@ extension SyncCoordinator {
 
   /// Saves the metrics beside the ledger, at the end of an operation (`now`: its time),
   /// when they changed and a save is due (``MetricsWindow/needsSave(at:)``): once a
-  /// launch, a new day or a reset is counted, else at most once a minute. A save replaces
-  /// a file (milliseconds), so a stream of edits does not make one each. `now` `nil`:
-  /// whenever they changed (the app moves to the background, the coordinator is
-  /// released). A failure is not reported (telemetry is never worth a warning); the next
+  /// launch, a new day, a reset or a full sync's drift is counted, else at most once a
+  /// minute. A save replaces a file (milliseconds), so a stream of edits does not make one
+  /// each. `now` `nil`: whenever they changed (the app moves to the background, or
+  /// ``resetMetrics()``); never from `deinit`, which may run under any caller's lock. A
+  /// failure is not reported (telemetry is never worth a warning); the next
   /// save tries again. Saves are made one at a time (``metricsSaving``), so an older
   /// window never replaces a newer one.
   func saveMetrics(now: Date?) {

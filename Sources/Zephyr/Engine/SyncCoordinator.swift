@@ -140,8 +140,6 @@ public final class SyncCoordinator: Sendable {
 
   deinit {
     for token in observations.withLock({ $0 }) { token.cancel() }
-    // Counts waiting for their once-a-minute save are kept (see saveMetrics(now:)).
-    saveMetrics(now: nil)
     // Waiters of the initial download learn where it stands; their timers end on their own.
     let status = state.withLock { $0.status.initialDownload }
     for (waiter, timer) in downloadWaiters.withLock({ $0.removeAll() }) {

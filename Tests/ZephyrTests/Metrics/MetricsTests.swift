@@ -371,7 +371,7 @@ struct MetricsUpdatesTests {
 
 @Suite("Metrics: saving")
 struct MetricsSavingTests {
-  @Test func editsAreSavedAtMostOnceAMinuteNeverPerEditAndWhenTheCoordinatorGoes() {
+  @Test func editsAreSavedAtMostOnceAMinuteNeverPerEditAndWhenTheAppMovesToTheBackground() {
     let harness = Harness()
     let clock = TestClock()
     let a = harness.device("A", monitored: ["theme"]) { $0.clock = clock.read }
@@ -389,6 +389,10 @@ struct MetricsSavingTests {
     #expect(saved().storeWrites == 4)
     a.set(.string("5"), "theme")
     #expect(saved().storeWrites == 4)
+    a.coordinator.enteredBackground()
+    #expect(saved().storeWrites == 5)
+    // Never from deinit, which may run under a caller's lock.
+    a.set(.string("6"), "theme")
     a.shutDown()
     #expect(saved().storeWrites == 5)
   }

@@ -150,8 +150,8 @@ final class TestDevice {
   }
 
   /// An app relaunch as the process sees it: the app moves to the background (what the
-  /// coordinator keeps for later, such as metrics, is saved then) and its coordinator is
-  /// released; then a new one starts over the same suite, store and ledger.
+  /// coordinator keeps for later, such as metrics, is saved then) and ends; then a new
+  /// coordinator starts over the same suite, store and ledger.
   func relaunch() {
     let monitored = coordinator.monitoredKeys
     coordinator.waitForPendingLocalEdits()
