@@ -23,12 +23,14 @@ final class Device {
     // once, so the coordinator pushes an edit as soon as it is made.
     guard let defaults = AppleFaithfulDefaults(suiteName: suiteName) else { return nil }
     let label = name.padding(toLength: 6, withPad: " ", startingAt: 0)
-    let configuration = SyncConfiguration(
+    var configuration = SyncConfiguration(
       deviceID: name.lowercased(), debugEnabled: true,
       logHandler: { message in
         print("    │ \(label) \(message.level == .warning ? "warning: " : "")\(message.text)")
       },
       ledgerDirectory: ledgerDirectory)
+    // Records carry their writer's time, so the metrics show how long deliveries took.
+    configuration.measuresDeliveryDelay = true
     self.name = name
     self.suiteName = suiteName
     self.defaults = defaults
@@ -274,8 +276,12 @@ struct StringKeyedScenes {
     let verdict = equal ? "yes, equal values for every synced key" : "NO, the devices differ"
     print("\nConverged: \(verdict) (the refused key stays on the iPhone only).")
 
+    // What SyncStatusView shows: the status (budget, refusals, account, initial download,
+    // last events), then the last seven days' metrics.
     heading("The iPhone's sync status")
     print(iPhone.coordinator.status.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+    heading("The iPhone's metrics")
+    print(iPhone.coordinator.metrics.description.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
     return equal
   }
 }

@@ -24,6 +24,8 @@ struct DeviceState {
   var duringNextWrite: [@Sendable () -> Void] = []
   /// Whether the device's initial download is still to come: its writes are not kept.
   var awaitingInitialDownload = false
+  /// Whether the device has no iCloud account now (see ``SimulatedCloud/signOut(_:)``).
+  var signedOut = false
 
   init(account: String) {
     self.account = account
@@ -72,7 +74,7 @@ struct CloudState {
 
   mutating func upload(from name: String?) {
     var writes: [(account: String, write: PendingWrite)] = []
-    for (deviceName, device) in devices where name == nil || deviceName == name {
+    for (deviceName, device) in devices where (name == nil || deviceName == name) && !device.signedOut {
       writes += device.pending.map { (device.account, $0) }
       devices[deviceName]?.pending = []
     }
@@ -84,6 +86,10 @@ struct CloudState {
   /// Returns the keys whose cached value changed, sorted.
   mutating func download(to name: String) -> [String] {
     guard var device = devices.removeValue(forKey: name) else { return [] }
+    guard !device.signedOut else {
+      devices[name] = device
+      return []
+    }
     let server = servers[device.account] ?? [:]
     if device.awaitingInitialDownload {
       // The initial download: every write made before it is discarded.

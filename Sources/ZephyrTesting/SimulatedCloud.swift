@@ -181,6 +181,29 @@ public final class SimulatedCloud: Sendable {
     deliverer.deliver(ExternalChange(reason: .accountChange, keys: changed), to: observers)
   }
 
+  /// Signs a device out of iCloud, as a person does in Settings (or a device that never
+  /// had an account): its ``SimulatedDevice/isSignedIn`` is `false`, `synchronize()`
+  /// returns `false`, and nothing moves between it and the server: its writes stay in
+  /// its cache, pending, and downloads bring it nothing. Its cache and its observers stay.
+  ///
+  /// ```swift
+  /// cloud.signOut("A")
+  /// let a = SyncCoordinator(defaults: suite, suiteName: "A", store: cloud.device("A"))
+  /// a.metrics.launchesSignedOut   // 1
+  /// ```
+  public func signOut(_ device: String) {
+    _ = self.device(device)
+    state.withLock { $0.devices[device]?.signedOut = true }
+  }
+
+  /// Signs a device back into the account it was in: its pending writes upload and
+  /// downloads reach it again, with the next ``upload(from:)`` and ``download(to:notify:)``.
+  /// (To model signing into another account, use ``switchAccount(of:to:)``.)
+  public func signIn(_ device: String) {
+    _ = self.device(device)
+    state.withLock { $0.devices[device]?.signedOut = false }
+  }
+
   /// The default account's server values.
   public var serverValues: [String: PropertyListValue] {
     serverValues(account: Self.defaultAccount)
@@ -280,13 +303,22 @@ public final class SimulatedDevice: KeyValueSyncStore {
     write(nil, forKey: key)
   }
 
-  /// Counts the call and returns `true`. Like Apple's, it touches the local cache only:
+  /// Counts the call and returns `true`, or `false` while the device is signed out (as
+  /// Apple's does with no iCloud account). Like Apple's, it touches the local cache only:
   /// the test decides when writes are uploaded.
   @discardableResult
   public func synchronize() -> Bool {
     LockAudit.assertNoLockHeld(calling: "the store")
-    cloud.withLock { $0.devices[name]?.statistics.synchronizeCalls += 1 }
-    return true
+    return cloud.withLock { state in
+      state.devices[name]?.statistics.synchronizeCalls += 1
+      return !(state.devices[name]?.signedOut ?? false)
+    }
+  }
+
+  /// `false` while the device is signed out (``SimulatedCloud/signOut(_:)``), else
+  /// `true`.
+  public var isSignedIn: Bool? {
+    cloud.withLock { !($0.devices[name]?.signedOut ?? false) }
   }
 
   /// Calls `handler` for every event that ``SimulatedCloud`` delivers or posts to this

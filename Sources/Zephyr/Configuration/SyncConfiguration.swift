@@ -188,6 +188,16 @@ public struct SyncConfiguration: Sendable {
   /// held.
   public var clock: @Sendable () -> Date
 
+  /// Whether each record this device writes carries its writer's wall-clock time (6
+  /// bytes more per record), so that devices receiving it measure
+  /// ``SyncMetrics/deliveryDelay``. Off by default.
+  ///
+  /// Every device of this Zephyr version or later reads such records, whether it
+  /// measures or not; a Zephyr build from before this setting takes them for malformed
+  /// and leaves the key alone (see <doc:LimitsAndDiagnostics>), so turn it on once every
+  /// device runs this version. Only a device that turns it on reports delays.
+  public var measuresDeliveryDelay = false
+
   /// Waits for a duration: how ``SyncCoordinator/waitForInitialDownload(timeout:)``
   /// measures its timeout. `Task.sleep(for:)` by default; tests inject one that returns
   /// when they say (at once, for a device that never gets the download), so that no test

@@ -70,8 +70,9 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   public var keySizes: [KeySize] = []
   /// The bytes Zephyr's records add over the bare values (whole tombstones included).
   public var overheadBytes = 0
-  /// Whether the device is signed into an iCloud account; `nil` where the store cannot
-  /// tell (off Apple platforms).
+  /// Whether the device is signed into an iCloud account: `false` when the store reports
+  /// none (see ``UbiquitousStore``'s `isSignedIn`), `nil` where the store cannot tell
+  /// (off Apple platforms).
   public var isSignedIn: Bool?
   /// What the store's `synchronize()` returned the last time Zephyr called it; `nil`
   /// before the first call. `false` means the app cannot use iCloud: no account, or the

@@ -32,8 +32,9 @@ extension EngineState {
       origin: merge.agreed.origin, state: merge.state)
     let shown = merge.value.map(\.logDescription) ?? "deleted"
     if let stamp = merge.push {
-      let (record, stored) = storedForm(
+      let (form, stored) = storedForm(
         of: ReplicaRecord(stamp: stamp, state: merge.state, writtenAt: plan.now).encoded, key: key, plan)
+      let record = sentForm(of: form, plan)
       let size = PropertyListValue.storeSize(key: key, value: record)
       if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
         refuse(key, refusal)
@@ -41,6 +42,7 @@ extension EngineState {
         return
       }
       budget.record(key, storeValue: record)
+      plan.recordBytes[key] = size
       if written != nil {
         setLedger(key, entry.writtenAhead(replacing: before, previous: ledger[key]))
         plan.settled[key] = entry

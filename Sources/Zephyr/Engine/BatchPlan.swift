@@ -43,6 +43,9 @@ struct BatchPlan: Sendable {
   var keys: [String] = []
   var refused: Set<String> = []
   var pulls = 0
+  /// The store bytes of each record the plan writes, as the budget sized it (for
+  /// ``SyncMetrics``).
+  var recordBytes: [String: Int] = [:]
   var now = Date.distantPast
   /// Records of compressed keys compressed ahead, with no lock held (see
   /// ``BatchDecisions/precompress(_:keys:deviceID:)``).
@@ -125,7 +128,8 @@ extension EngineState {
     let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(plan.now)
     let plain = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
     // (A tombstone is always plain: small, and read by every build.)
-    let (record, stored) = value == nil ? (plain, "") : storedForm(of: plain, key: key, plan)
+    let (form, stored) = value == nil ? (plain, "") : storedForm(of: plain, key: key, plan)
+    let record = sentForm(of: form, plan)
     let size = PropertyListValue.storeSize(key: key, value: record)
     if let refusal = budget.refusal(forWriting: key, size: size, limits: configuration.limits) {
       refuse(key, refusal)
@@ -136,6 +140,7 @@ extension EngineState {
     }
     // Counted now, so the next planned write of the batch is checked against it too.
     budget.record(key, storeValue: record)
+    plan.recordBytes[key] = size
     let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(value))
     if write.merged != nil {
       // The merged value also goes to UserDefaults: written ahead like a pull.

@@ -55,6 +55,7 @@ extension EngineState {
       configuration: configuration, deviceID: deviceID, ledger: ledger)
     state.journal = LedgerJournal(records: records, fileBytes: fileBytes)
     state.ledgerMayBeStale = mayBeStale
+    state.metrics = MetricsFile(ledger: ledgerFile).load()
     state.status.initialDownload = downloaded ? .done : isNewInstall ? .pending : .unknown
     for note in notes { state.note(note) }
     return state
@@ -130,6 +131,10 @@ extension EngineState {
     ledger = loaded.ledger
     journal = loaded.journal
     ledgerMayBeStale = loaded.ledgerMayBeStale
+    // What was counted meanwhile (the launch, events) adds to what was saved.
+    var counted = loaded.metrics
+    counted.absorb(metrics)
+    metrics = counted
     status.initialDownload = loaded.status.initialDownload
     for text in loaded.status.notes { note(text) }
     protectedData.isLoaded = true

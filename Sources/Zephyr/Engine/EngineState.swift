@@ -37,6 +37,8 @@ struct EngineState: Sendable {
   var status = SyncStatus()
   /// The keys left alone, by the engine or a typed write, and why.
   var refusals = Refusals()
+  /// The counters behind ``SyncCoordinator/metrics``, saved beside the ledger.
+  var metrics = MetricsWindow()
   var budget = StoreBudget()
   var lane = OperationLane()
   /// When the store's `synchronize()` is next called after batches.
@@ -151,7 +153,10 @@ struct EngineState: Sendable {
 
   /// Records that `key` was left alone, and why.
   mutating func refuse(_ key: String, _ reason: RefusalReason) {
-    if refusals[key] != reason { warn("refused key \(key): \(reason)") }
+    if refusals[key] != reason {
+      warn("refused key \(key): \(reason)")
+      metrics.countRefusal(reason)
+    }
     refusals.refuse(key, reason)
   }
 

@@ -28,6 +28,7 @@ extension SyncCoordinator {
       return bases
     }
     let decisions = decide(read.inputs, read.context, callingOut: read.callsOut)
+    effects.differingFromStore += decisions.values.reduce(0) { $0 + ($1.action.differsFromStore ? 1 : 0) }
     let (current, epoch) = readPulledKeysAgain(keys, decisions, local: local, presumed: presumed)
     // A presumed value found otherwise (an edit not pushed yet, or made meanwhile) is
     // decided again, after this batch, from the value read.
@@ -42,6 +43,7 @@ extension SyncCoordinator {
       keys: batchKeys, decisions: decisions, local: local, current: current, remote: remote,
       precompressed: precompressed, typedBases: typedBases)
     let now = self.now()
+    if effects.measuresDelivery { countDeliveryDelays(batchKeys, decisions, remote: remote, now: now) }
     let plan = state.withLock { $0.plan(batch, now: now) }
     var written = apply(plan, &effects)
     if sharing { shareAgreements(of: batchKeys, replacing: shared) }
@@ -195,6 +197,7 @@ extension SyncCoordinator {
     state.withLock { state in
       for log in logs { state.debug(log) }
       state.commit(plan, made: made)
+      state.metrics.countStoreWrites(written.compactMap { plan.recordBytes[$0] })
       // A typed write of a key Zephyr has just written is read again before it is pushed:
       // which of the two writes came last, only UserDefaults knows.
       for key in changed where state.lane.typedWrites[key] != nil { state.lane.typedWrites[key] = .reread }

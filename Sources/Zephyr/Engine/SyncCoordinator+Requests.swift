@@ -29,6 +29,7 @@ extension SyncCoordinator {
       return state.admit(keys.filter { KeyPolicy.exclusion(of: $0) == nil }.sorted())
     }
     let written = reconcile(keys, local: local.values, remote: remote, policy: .preferLocal, &effects)
+    state.withLock { [differing = effects.differingFromStore] in $0.metrics.setKeysDifferingFromStore(differing) }
     collectTombstones(in: remote, skipping: written, &effects)
   }
 
@@ -55,6 +56,8 @@ extension SyncCoordinator {
     let prefixed = candidatesUnderMonitoredPrefixes(for: change)
     let keys = state.withLock { state -> [String] in
       state.status.lastEvent = SyncStatus.Event(reason: change.reason, date: now, keyCount: change.keys?.count)
+      state.metrics.countEvent(change.reason)
+      effects.measuresDelivery = change.reason == .serverChange && state.configuration.measuresDeliveryDelay
       switch change.reason {
       case .quotaViolation:
         state.status.lastQuotaViolation = now

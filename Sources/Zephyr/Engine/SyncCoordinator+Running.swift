@@ -11,6 +11,12 @@ struct OperationEffects {
   /// The observed keys the operation reconciled: their streams read them again when it
   /// ends (a value equal to the one last yielded is not yielded again).
   var reconciledObserved: Set<String> = []
+  /// Keys whose decision found the local value and the store's apart (see
+  /// ``SyncMetrics/keysDifferingFromStore``).
+  var differingFromStore = 0
+  /// Whether the operation measures how long the records it takes took to arrive: a
+  /// server-change event, with ``SyncConfiguration/measuresDeliveryDelay`` on.
+  var measuresDelivery = false
 }
 
 extension SyncCoordinator {
@@ -69,6 +75,7 @@ extension SyncCoordinator {
     emitLogs()
     postChange(of: changed)
     if !reconciledObserved.isEmpty { publishChanges(of: reconciledObserved) }
+    publishMetrics()
   }
 
   /// A `sync()` or `sync(keys:)` queued for another thread's operation (it was calling
@@ -94,6 +101,7 @@ extension SyncCoordinator {
     var effects = OperationEffects(observed: changeObservers.withLock { $0.observedKeys })
     guard admitsProtectedData(request) else { return effects }
     state.withLock { $0.lane.ownWrites = OwnWrites() }
+    let started = rollMetrics(now: now())
     primeBudget()
     switch request {
     case .sync: syncEverything(&effects)
@@ -115,6 +123,7 @@ extension SyncCoordinator {
     // Second save of a batch that wrote (the first is made ahead of its writes, in
     // `apply(_:_:)`): the settled entries, and whatever else the operation changed.
     saveLedger()
+    saveMetrics(now: started)
     return effects
   }
 

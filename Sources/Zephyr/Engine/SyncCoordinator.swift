@@ -55,6 +55,9 @@ import Foundation
 ///
 /// ### Diagnostics
 /// - ``status``
+/// - ``metrics``
+/// - ``metricsUpdates``
+/// - ``resetMetrics()``
 public final class SyncCoordinator: Sendable {
   /// The store this coordinator syncs with.
   public let store: any KeyValueSyncStore
@@ -63,6 +66,8 @@ public final class SyncCoordinator: Sendable {
 
   let domain: UserDefaultsDomain
   let ledgerFile: LedgerFile
+  /// Where ``metrics`` are kept, beside the ledger.
+  let metricsFile: MetricsFile
   /// The check made before each operation where the suite does not report protected data.
   let protectedDataProbe: ProtectedDataProbe
   /// Callers of ``waitForInitialDownload(timeout:)`` waiting now.
@@ -74,6 +79,10 @@ public final class SyncCoordinator: Sendable {
   private let observations = Locked<[ObservationToken]>([])
   /// The ``changes(of:)`` streams, finished when the coordinator is released.
   let changeObservers = Locked(ChangeObservers())
+  /// The ``metricsUpdates`` streams, finished when the coordinator is released.
+  let metricsObservers = Locked(MetricsObservers())
+  /// Held while the metrics file is written (and only then), so saves never interleave.
+  let metricsSaving = Locked(())
   /// The last large blob each typed key read, decoded (see ``DecodedRead``).
   let decodedReads = Locked<[String: DecodedRead]>([:])
   /// Signalled when a write of a key that element edits wait for returns (see
@@ -104,6 +113,7 @@ public final class SyncCoordinator: Sendable {
     let ledgerFile = LedgerFile(
       directory: configuration.ledgerDirectory, domainName: domain.name, process: configuration.processIdentity)
     self.ledgerFile = ledgerFile
+    metricsFile = MetricsFile(ledger: ledgerFile)
     let probe = ProtectedDataProbe(ledgerFile: ledgerFile)
     protectedDataProbe = probe
     // Before the first unlock the suite reads as empty and the ledger cannot be read:
@@ -121,6 +131,8 @@ public final class SyncCoordinator: Sendable {
       }
     }
     startObserving()
+    // Counted before the first operation, which saves it.
+    countLaunch()
     run(.settlePendingPulls)
     // Apple: call synchronize() "upon app launch, or upon returning to the foreground".
     synchronizeUnlessProtected()
@@ -137,6 +149,7 @@ public final class SyncCoordinator: Sendable {
     }
     // Finished outside the lock: a stream's termination handler is its consumer's code.
     for observer in changeObservers.withLock({ $0.removeAll() }) { observer.finish() }
+    for continuation in metricsObservers.withLock({ $0.removeAll() }) { continuation.finish() }
   }
 
   // MARK: Configuration and status
@@ -287,6 +300,9 @@ public final class SyncCoordinator: Sendable {
           self?.protectedDataMayHaveChanged()
           self?.emitLogs()
         })
+    }
+    for background in Self.backgroundNotifications {
+      tokens.append(.observing(background, from: nil, on: .default) { [weak self] _ in self?.enteredBackground() })
     }
     if let foreground = Self.foregroundNotification {
       tokens.append(

@@ -286,6 +286,16 @@ public enum Zephyr {
     shared.status
   }
 
+  /// What the shared coordinator did over the last seven days; see ``SyncMetrics`` and
+  /// ``SyncCoordinator/metrics``.
+  ///
+  /// ```swift
+  /// telemetry.record(Zephyr.metrics)   // once a day
+  /// ```
+  public static var metrics: SyncMetrics {
+    shared.metrics
+  }
+
   /// Whether the store's initial download has happened on this device; see
   /// ``InitialDownload`` and ``SyncStatus/initialDownload``.
   public static var initialDownload: InitialDownload {

@@ -148,12 +148,14 @@ enum RemoteState: Sendable, Equatable {
       self = .absent
       return
     }
-    guard case .array(let fields) = storeValue, case .string(let tag)? = fields.first,
+    guard case .array(var fields) = storeValue, case .string(let tag)? = fields.first,
       let version = RemoteState.formatVersion(ofTag: tag)
     else {
       self = .foreign(storeValue)
       return
     }
+    // The writer's time, when it measures delivery delay, is no part of the record.
+    if SentTime.carries(fields) { fields.removeLast() }
     switch version {
     case SyncRecord.formatVersion:
       self = RemoteState.decode(tag: tag, fields: fields)

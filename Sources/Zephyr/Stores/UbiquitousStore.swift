@@ -49,11 +49,14 @@ public struct UbiquitousNotificationNames: Sendable, Hashable {
     /// The app's iCloud key-value store, `NSUbiquitousKeyValueStore.default`.
     public static let `default` = UbiquitousStore(NSUbiquitousKeyValueStore.default)
 
-    /// `true` when `FileManager.ubiquityIdentityToken` shows a signed-in iCloud account;
-    /// otherwise `nil`, not `false`: that token belongs to iCloud Drive and is also `nil`
-    /// when the person turned iCloud Drive off while key-value sync still works. Whether
-    /// the store is usable shows in ``SyncStatus/lastSynchronizeSucceeded``.
-    public var isSignedIn: Bool? { FileManager.default.ubiquityIdentityToken != nil ? true : nil }
+    /// Whether `FileManager.ubiquityIdentityToken` shows a signed-in iCloud account: Apple
+    /// documents a `nil` token as "iCloud is unavailable or there is no logged-in user",
+    /// which is what apps count as signed out (and what
+    /// ``SyncMetrics/launchesSignedOut`` counts). The token belongs to iCloud Drive: with
+    /// iCloud Drive turned off it is `nil` too while key-value sync may still work, so a
+    /// `false` here is "no account, or no iCloud Drive". Whether the store is usable shows
+    /// in ``SyncStatus/lastSynchronizeSucceeded``.
+    public var isSignedIn: Bool? { FileManager.default.ubiquityIdentityToken != nil }
   }
 
   extension Zephyr {

@@ -256,6 +256,7 @@ extension SyncCoordinator {
     let reason = RefusalReason.unencodable(Self.describe(error))
     state.withLock { state in
       if state.refusals.refuseTypedWrite(of: key.name, reason) {
+        state.metrics.countRefusal(reason)
         state.warn("refused typed write of \(key.name): \(reason); UserDefaults and the store keep the key's value")
       }
     }

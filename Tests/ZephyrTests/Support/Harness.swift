@@ -180,6 +180,20 @@ final class TestDevice {
     return device
   }
 
+  /// An app relaunch as the process sees it: the app moves to the background (what the
+  /// coordinator keeps for later, such as metrics, is saved then) and ends; then a new
+  /// coordinator starts over the same suite, store and ledger.
+  func relaunch() {
+    let monitored = coordinator.monitoredKeys
+    coordinator.waitForPendingLocalEdits()
+    coordinator.enteredBackground()
+    shutDown()
+    current = SyncCoordinator(
+      defaults: defaults, suiteName: suiteName, store: syncStore,
+      configuration: Self.configuration(name: name, ledgerDirectory: ledgerDirectory, logs: logs, configure: configure))
+    coordinator.addKeysToBeMonitored(keys: Array(monitored))
+  }
+
   /// The device's coordinator; there is always one until ``shutDown()``.
   var coordinator: SyncCoordinator {
     guard let current else { preconditionFailure("device \(name) was shut down") }
