@@ -42,6 +42,16 @@ let prelude: [(name: String, code: String)] = [
       struct ContentView: View { var body: some View { Text("Hello") } }
     #endif
     """),
+  ("SignInToSyncCard", """
+    #if canImport(SwiftUI)
+      import SwiftUI
+
+      struct SignInToSyncCard: View {
+        var dismiss: () -> Void
+        var body: some View { Button("Sign in to iCloud", action: dismiss) }
+      }
+    #endif
+    """),
 ]
 
 let markers = ["context", "fragment", "apple-only", "does-not-compile"]

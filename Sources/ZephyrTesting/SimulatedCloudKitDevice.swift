@@ -86,6 +86,10 @@ public final class SimulatedCloudKitDevice: KeyValueSyncStore {
   /// (see ``resumeAfterPurge()``).
   public var isPausedAfterPurge: Bool { core.isPausedAfterPurge }
 
+  /// The latest time the server lost the zone (deleted, purged, encrypted data reset),
+  /// and what the device's store did; `nil` when it never did.
+  public var lastReset: StoreReset? { core.lastReset }
+
   /// Sends this device's values again after a purge: what an app does when the user
   /// turns syncing back on.
   public func resumeAfterPurge() { core.resumeAfterPurge() }

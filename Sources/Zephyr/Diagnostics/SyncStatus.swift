@@ -110,6 +110,10 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   /// How many operations wait for protected data to become available (see
   /// ``isProtectedDataAvailable``); 0 when it is.
   public var waitingOperations = 0
+  /// The latest time the store's server lost every value at once (a CloudKit zone the
+  /// user or another app deleted, an encrypted-data reset, a purge) and what the store
+  /// did; `nil` when it never did. See ``StoreReset``.
+  public var lastStoreReset: StoreReset?
   /// Problems with Zephyr's own state, such as a corrupt ledger that was discarded.
   public var notes: [String] = []
 
@@ -160,6 +164,7 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
     }
     row("quota violation", time(lastQuotaViolation))
     row("account change", time(lastAccountChange))
+    if let lastStoreReset { row("store reset", "\(lastStoreReset)") }
     if refusedKeys.isEmpty {
       row("refused keys", "none")
     } else {

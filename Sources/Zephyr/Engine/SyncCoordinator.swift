@@ -182,6 +182,7 @@ public final class SyncCoordinator: Sendable {
   /// What the coordinator did and why; see ``SyncStatus``.
   public var status: SyncStatus {
     let isSignedIn = store.isSignedIn
+    let lastReset = store.lastReset
     let available = checkProtectedData()
     // Key sizes open records (inflate, decode merge states): with no lock held, once per
     // stored value.
@@ -192,6 +193,7 @@ public final class SyncCoordinator: Sendable {
       return state.statusSnapshot(isSignedIn: isSignedIn)
     }
     snapshot.isProtectedDataAvailable = available
+    snapshot.lastStoreReset = lastReset
     return snapshot
   }
 

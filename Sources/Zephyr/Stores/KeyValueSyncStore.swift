@@ -35,6 +35,11 @@ public protocol KeyValueSyncStore: AnyObject, Sendable {
   /// its ``SyncConfiguration/limits`` are set. The default implementation returns
   /// ``StoreLimits/iCloud``.
   var limits: StoreLimits { get }
+  /// The latest time the server lost every value at once and the store answered by its
+  /// policy (see ``StoreReset``); `nil` when it never did. A coordinator shows it as
+  /// ``SyncStatus/lastStoreReset``. The default implementation returns `nil`: the
+  /// key-value store reports no such thing.
+  var lastReset: StoreReset? { get }
 }
 
 extension KeyValueSyncStore {
@@ -43,4 +48,7 @@ extension KeyValueSyncStore {
 
   /// ``StoreLimits/iCloud``: the key-value store's limits.
   public var limits: StoreLimits { .iCloud }
+
+  /// `nil`: the store reports no reset.
+  public var lastReset: StoreReset? { nil }
 }

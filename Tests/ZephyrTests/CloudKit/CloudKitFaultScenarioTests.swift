@@ -97,6 +97,33 @@ struct CloudKitFaultScenarioTests {
     #expect(cloudKit.serverValues.count == 1)
   }
 
+  /// DESIGN §14: a zone the user deleted, an encrypted-data reset and a purge follow a
+  /// stated policy, and the status says which happened, when, and what the store did.
+  @Test(arguments: [
+    (SimulatedCloudKit.ZoneDeletion.deleted, StoreReset.Reason.zoneDeleted),
+    (.encryptedDataReset, .encryptedDataReset), (.purged, .purged),
+  ])
+  func theStatusSaysWhenTheServerLostTheZone(deletion: SimulatedCloudKit.ZoneDeletion, reason: StoreReset.Reason)
+    throws
+  {
+    let (harness, devices) = Self.harness()
+    let cloudKit = try #require(harness.cloudKit)
+    devices[0].set(.string("dusk"), "theme")
+    harness.round()
+    #expect(devices[0].coordinator.status.lastStoreReset == nil)
+    let before = cloudKit.now
+    cloudKit.deleteZone(deletion)
+    harness.round()
+    for device in devices {
+      let reset = try #require(device.coordinator.status.lastStoreReset, "\(device.name) says nothing")
+      #expect(reset.reason == reason)
+      #expect(reset.date >= before)
+      #expect(device.coordinator.status.description.contains("store reset"))
+      #expect(device.value("theme") == .string("dusk"), "local values are kept")
+    }
+    #expect(devices[1].cloudKitStore.lastReset?.reason == reason)
+  }
+
   /// A's events in one exchange (send: will, zone, records, state, did; fetch: will,
   /// records, state, did) and a second send: a crash walks through every gap.
   @Test(arguments: 0..<13)

@@ -251,6 +251,10 @@ struct SimulatedCloudKitRuleTests {
     state.hasFetched = true
     state.quotaRetryDate = Date(timeIntervalSince1970: 1_000.5)
     #expect(try CloudKitStateCodec.decode(CloudKitStateCodec.encode(state)) == state)
+    for reason in StoreReset.Reason.allCases {
+      state.lastReset = StoreReset(reason: reason, date: Date(timeIntervalSince1970: 2_000.25))
+      #expect(try CloudKitStateCodec.decode(CloudKitStateCodec.encode(state)) == state)
+    }
     var damaged = CloudKitStateCodec.encode(state)
     damaged[damaged.count / 2] ^= 0xff
     #expect(throws: LedgerError.self) { try CloudKitStateCodec.decode(damaged) }

@@ -30,6 +30,8 @@ enum CloudKitStateCodec {
     bytes.append(flags.enumerated().reduce(0) { $0 | ($1.element ? UInt8(1) << UInt8($1.offset) : 0) })
     LedgerCodec.appendWord((state.quotaRetryDate?.timeIntervalSince1970 ?? -1).bitPattern, to: &bytes)
     LedgerCodec.appendWord(state.quotaBackoff.bitPattern, to: &bytes)
+    bytes.append(state.lastReset.map { resetCodes[$0.reason] ?? 0 } ?? 0)
+    LedgerCodec.appendWord((state.lastReset?.date.timeIntervalSince1970 ?? 0).bitPattern, to: &bytes)
     LedgerCodec.appendWord(LedgerCodec.checksum(bytes), to: &bytes)
     return Data(bytes)
   }
@@ -69,9 +71,20 @@ enum CloudKitStateCodec {
     let retry = Double(bitPattern: try reader.word())
     state.quotaRetryDate = retry < 0 ? nil : Date(timeIntervalSince1970: retry)
     state.quotaBackoff = Double(bitPattern: try reader.word())
+    let resetCode = try reader.byte()
+    let resetDate = Date(timeIntervalSince1970: Double(bitPattern: try reader.word()))
+    if resetCode != 0 {
+      guard let reason = resetCodes.first(where: { $0.value == resetCode })?.key else {
+        throw LedgerError.corrupt("unknown reset")
+      }
+      state.lastReset = StoreReset(reason: reason, date: resetDate)
+    }
     guard reader.isAtEnd else { throw LedgerError.corrupt("trailing bytes") }
     return state
   }
+
+  /// A reset's reason as one byte (0: none).
+  private static let resetCodes: [StoreReset.Reason: UInt8] = [.zoneDeleted: 1, .purged: 2, .encryptedDataReset: 3]
 
   private static func appendData(_ data: Data?, to bytes: inout [UInt8]) {
     guard let data else { return LedgerCodec.appendWord(UInt64.max, to: &bytes) }

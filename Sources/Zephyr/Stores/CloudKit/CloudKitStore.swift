@@ -85,6 +85,10 @@
     /// Whether nothing is sent because the user deleted the app's iCloud data in Settings.
     public var isPausedAfterPurge: Bool { core.isPausedAfterPurge }
 
+    /// The latest time the server lost the store's zone (deleted, purged by the user,
+    /// encrypted data reset), and what the store did; `nil` when it never did.
+    public var lastReset: StoreReset? { core.lastReset }
+
     /// Sends this device's values again after a purge, when the user chose to sync again.
     public func resumeAfterPurge() { core.resumeAfterPurge() }
   }

@@ -45,6 +45,9 @@ package final class CloudKitStoreCore: Sendable {
   /// Whether nothing is sent because the user purged the app's iCloud data.
   package var isPausedAfterPurge: Bool { state.withLock { $0.saved.pausedAfterPurge } }
 
+  /// The latest time the server lost the zone, and what the store did.
+  package var lastReset: StoreReset? { state.withLock { $0.saved.lastReset } }
+
   /// The keys with unsent changes, sorted.
   package var pendingKeys: [String] { state.withLock { $0.saved.pending.values.map(\.key).sorted() } }
 

@@ -113,7 +113,7 @@ struct CloudKitStoreRuntime {
     case .accountChange(let kind):
       return changeAccount(kind)
     case .fetchedZoneDeletion(let reason):
-      return zoneDeleted(reason)
+      return zoneDeleted(reason, now: now)
     case .fetchedRecordZoneChanges(let modifications, let deletions):
       return fetched(modifications, deletions: deletions)
     case .sentZoneSave(let error):
@@ -154,9 +154,16 @@ struct CloudKitStoreRuntime {
   /// and queue and sends nothing until the app resumes (Apple: do not send the data again);
   /// the `UserDefaults` values stay. A deleted zone or an encrypted-data reset: the zone
   /// is created again and every value this device holds is sent again.
-  private mutating func zoneDeleted(_ reason: ZoneDeletionReason) -> CloudKitEffects {
+  private mutating func zoneDeleted(_ reason: ZoneDeletionReason, now: Date) -> CloudKitEffects {
     var effects = CloudKitEffects()
     saved.needsZone = true
+    let reset: StoreReset.Reason =
+      switch reason {
+      case .deleted: .zoneDeleted
+      case .purged: .purged
+      case .encryptedDataReset: .encryptedDataReset
+      }
+    saved.lastReset = StoreReset(reason: reset, date: now)
     guard reason == .purged else {
       resendEverything()
       return effects

@@ -32,6 +32,8 @@ package struct CloudKitStoreState: Sendable, Equatable {
   package var needsZone = true
   /// Whether the user purged the app's data: nothing is sent until the app resumes.
   package var pausedAfterPurge = false
+  /// The latest time the server lost the zone, and why.
+  package var lastReset: StoreReset?
   /// While the account's storage is full: when sends may be tried again.
   package var quotaRetryDate: Date?
   /// The wait after the next quota error; doubles up to an hour, and is reset by a
