@@ -12,11 +12,11 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   /// One inbound store event.
   public struct Event: Sendable, Equatable {
     /// Why the store changed.
-    public var reason: ExternalChange.Reason
+    public internal(set) var reason: ExternalChange.Reason
     /// When the coordinator received the event.
-    public var date: Date
+    public internal(set) var date: Date
     /// How many keys the event named; `nil` when it named none (meaning "all").
-    public var keyCount: Int?
+    public internal(set) var keyCount: Int?
   }
 
   /// One store key and the bytes it uses: what the store counts for it, and what its
@@ -29,20 +29,20 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   /// ```
   public struct KeySize: Sendable, Equatable {
     /// The store key.
-    public var key: String
+    public internal(set) var key: String
     /// Its UTF-8 bytes plus its stored record's binary-plist size: what the store counts
     /// against its 1 MB (``recordBytes`` plus the key's bytes).
-    public var bytes: Int
+    public internal(set) var bytes: Int
     /// The stored record's binary-plist size (after compression, for a compressed
     /// record; the merge state, for a key merged by a strategy).
-    public var recordBytes: Int
+    public internal(set) var recordBytes: Int
     /// The binary-plist size of the key's value as `UserDefaults` holds it: plain,
     /// without Zephyr's record. `nil` for a tombstone and for a record this device cannot
     /// read. `recordBytes - valueBytes` is what the record costs over the bare value;
     /// below zero, what compression saved.
-    public var valueBytes: Int?
+    public internal(set) var valueBytes: Int?
     /// Whether the store holds the key's record compressed.
-    public var isCompressed: Bool
+    public internal(set) var isCompressed: Bool
 
     /// Creates an entry: `bytes` alone, as the store counts them.
     init(key: String, bytes: Int, recordBytes: Int? = nil, valueBytes: Int? = nil, isCompressed: Bool = false) {
@@ -55,67 +55,67 @@ public struct SyncStatus: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// The limits the coordinator checks against.
-  public var limits: StoreLimits = .iCloud
+  public internal(set) var limits: StoreLimits = .iCloud
   /// The store's estimated size: every key's UTF-8 bytes plus every value's binary-plist
   /// size, as the store accounts them. On Apple platforms an upper bound (see
   /// ``PropertyListValue/estimatedBinaryPlistSize``).
-  public var estimatedBytes = 0
+  public internal(set) var estimatedBytes = 0
   /// How many keys the store holds, as far as this device has seen.
-  public var keyCount = 0
+  public internal(set) var keyCount = 0
   /// The five largest store keys, largest first.
-  public var largestKeys: [KeySize] = []
+  public internal(set) var largestKeys: [KeySize] = []
   /// Every store key this device has seen, by name, with the bytes of its value and of
   /// its stored record: what compression (``SyncConfiguration/compressedKeys``) and
   /// packing saved, key by key. Computed when the status is read.
-  public var keySizes: [KeySize] = []
+  public internal(set) var keySizes: [KeySize] = []
   /// The bytes Zephyr's records add over the bare values (whole tombstones included).
-  public var overheadBytes = 0
+  public internal(set) var overheadBytes = 0
   /// Whether the device is signed into an iCloud account: `false` when the store reports
   /// none (see ``UbiquitousStore``'s `isSignedIn`), `nil` where the store cannot tell
   /// (off Apple platforms).
-  public var isSignedIn: Bool?
+  public internal(set) var isSignedIn: Bool?
   /// What the store's `synchronize()` returned the last time Zephyr called it; `nil`
   /// before the first call. `false` means the app cannot use iCloud: no account, or the
   /// app lacks the key-value storage entitlement. Nothing syncs until it returns `true`.
-  public var lastSynchronizeSucceeded: Bool?
+  public internal(set) var lastSynchronizeSucceeded: Bool?
   /// When this device last wrote to the store.
-  public var lastPush: Date?
+  public internal(set) var lastPush: Date?
   /// When this device last wrote a value from the store into `UserDefaults`.
-  public var lastPull: Date?
+  public internal(set) var lastPull: Date?
   /// The last inbound store event.
-  public var lastEvent: Event?
+  public internal(set) var lastEvent: Event?
   /// When the store last reported a quota violation.
-  public var lastQuotaViolation: Date?
+  public internal(set) var lastQuotaViolation: Date?
   /// When the store last reported an account change.
-  public var lastAccountChange: Date?
+  public internal(set) var lastAccountChange: Date?
   /// Keys Zephyr left alone, with the reason. A key leaves the list when it syncs; a key
   /// refused as ``RefusalReason/unencodable(_:)`` stays until a typed write of it succeeds.
-  public var refusedKeys: [String: RefusalReason] = [:]
+  public internal(set) var refusedKeys: [String: RefusalReason] = [:]
   /// The keys whose inbound changes and local edits are applied automatically.
-  public var monitoredKeys: Set<String> = []
+  public internal(set) var monitoredKeys: Set<String> = []
   /// The prefixes whose keys are monitored as they appear; see
   /// ``SyncCoordinator/addKeysToBeMonitored(prefix:)``.
-  public var monitoredPrefixes: Set<String> = []
+  public internal(set) var monitoredPrefixes: Set<String> = []
   /// Whether the store's initial download has happened on this device (a new install, an
   /// account change); see ``InitialDownload`` and
   /// ``SyncCoordinator/waitForInitialDownload(timeout:)``.
-  public var initialDownload: InitialDownload = .unknown
+  public internal(set) var initialDownload: InitialDownload = .unknown
   /// Whether protected data is available: `false` while the device has not been unlocked
   /// since it restarted (an app launched in the background, or prewarmed, before the
   /// first unlock), when `UserDefaults` reads as empty and Zephyr's ledger cannot be read.
   /// Zephyr then does nothing to `UserDefaults`, its ledger or the store: what was asked
   /// (syncs, inbound events, local edits, typed sets) waits, and runs once the data is
   /// available. See <doc:GettingStarted#Launching-before-the-first-unlock>.
-  public var isProtectedDataAvailable = true
+  public internal(set) var isProtectedDataAvailable = true
   /// How many operations wait for protected data to become available (see
   /// ``isProtectedDataAvailable``); 0 when it is.
-  public var waitingOperations = 0
+  public internal(set) var waitingOperations = 0
   /// The latest time the store's server lost every value at once (a CloudKit zone the
   /// user or another app deleted, an encrypted-data reset, a purge) and what the store
   /// did; `nil` when it never did. See ``StoreReset``.
-  public var lastStoreReset: StoreReset?
+  public internal(set) var lastStoreReset: StoreReset?
   /// Problems with Zephyr's own state, such as a corrupt ledger that was discarded.
-  public var notes: [String] = []
+  public internal(set) var notes: [String] = []
 
   /// An empty status. The coordinator keeps in its own state what a status shows of its
   /// settings and refusals (``limits``, ``monitoredKeys``, ``monitoredPrefixes``,

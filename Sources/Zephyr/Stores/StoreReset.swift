@@ -3,7 +3,7 @@ import Foundation
 /// The server lost every value of the store at once, and the store answered by its stated
 /// policy: what happened, when the device learned of it, and what the store did.
 ///
-/// The key-value store never reports one; ``CloudKitStore`` does (see
+/// The key-value store never reports one; `CloudKitStore` does (see
 /// <doc:BeyondOneMegabyteWithCloudKit>). In each case this device's `UserDefaults` values
 /// are kept. Read it from ``SyncStatus/lastStoreReset``:
 ///
