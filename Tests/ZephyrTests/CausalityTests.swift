@@ -65,25 +65,14 @@ struct CausalityTests {
     #expect(a.record("later")?.generation == 5)
   }
 
-  /// A ledger file written before the clock existed starts the clock at the highest
-  /// generation its entries agreed on.
-  @Test func aLedgerWithoutAClockStartsFromItsHighestGeneration() throws {
+  /// The clock reads back from a snapshot, and a journal's clock record moves it on.
+  @Test func theClockReadsBackFromSnapshotAndJournal() throws {
     var ledger = Ledger(epoch: "e", clock: 100)
     ledger["a"] = LedgerEntry(generation: 7, agreed: .deleted, origin: "x")
     ledger["b"] = LedgerEntry(generation: 3, agreed: .deleted, origin: "x")
     let data = LedgerCodec.snapshot(ledger)
     #expect(try LedgerCodec.decode(data).ledger.clock == 100)
     #expect(try LedgerCodec.decode(data + LedgerCodec.journal([:], clock: 120)).ledger.clock == 120)
-    // Older versions wrote no clock record: cut the one that follows the header (magic,
-    // epoch length and bytes, checksum).
-    let headerEnd = 4 + 8 + 1 + 8
-    let clockRecord = 8 + (8 + 1 + 8) + 8
-    var legacy = data
-    legacy.removeSubrange(headerEnd..<(headerEnd + clockRecord))
-    let decoded = try LedgerCodec.decode(legacy)
-    #expect(decoded.damagedTail == false)
-    #expect(decoded.ledger.entries.count == 2)
-    #expect(decoded.ledger.clock == 7)
   }
 }
 

@@ -116,13 +116,6 @@ struct FuzzTests {
       case nil: break
       case let other?: Issue.record("status names \(other) for a compressed record: \(context)")
       }
-    case .recordOrMalformed(let value):
-      if case .malformedRecord? = refusal {
-        #expect(after == before, "a malformed record changed the local value: \(context)")
-      } else {
-        #expect(after == before || after == value, "\(context)")
-        #expect(refusal == nil, "\(context)")
-      }
     }
     #expect(a.store.statistics.keyLengthExceptions == 0)
     return true
@@ -138,7 +131,7 @@ struct FuzzTests {
         case .foreign: "foreign"
         case .malformed: "malformed"
         case .unsupported: "unsupported"
-        case .record(let value), .recordOrMalformed(let value): value == nil ? "tombstone" : "record"
+        case .record(let value): value == nil ? "tombstone" : "record"
         case .state: "state"
         case .compressed: "compressed"
         }

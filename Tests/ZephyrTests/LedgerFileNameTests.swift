@@ -65,7 +65,7 @@ struct LedgerFileNameTests {
     }
   }
 
-  /// Names made of ASCII letters, digits, `.` and `-` keep the file they always had.
+  /// Names made of ASCII letters, digits, `.` and `-` are used as they are.
   @Test func safeNamesAreUnchanged() {
     let names = [
       "com.example.app", "group.com.Example.App-2", "zephyr-tests.1A2B3C4D.A", "", ".", "..",
@@ -94,9 +94,9 @@ struct LedgerFileNameTests {
     #expect(hash.hexDigits == "d228cb696f1a8caf78912b704e4a8964")
   }
 
-  /// The bug: two suites whose names differ where the old mapping wrote `_` shared one
-  /// ledger file, so after a relaunch one of them had lost its history, and with it a
-  /// local edit (a device without history takes the cloud's value over its own).
+  /// Two suites whose names differ only where a lossy mapping would write `_` keep a
+  /// ledger each: sharing one, after a relaunch one of them would lose its history, and
+  /// with it a local edit (a device without history takes the cloud's value over its own).
   @Test func suitesWithCollidingOldNamesEachKeepTheirHistory() throws {
     let harness = Harness(suitePrefix: "zephyr-test \(UUID().uuidString.prefix(8))")
     let spaced = harness.device("my settings", monitored: ["theme"])
@@ -130,39 +130,5 @@ struct LedgerFileNameTests {
     #expect(underscored.value("font") == .string("mono"), "the local edit survived")
     #expect(peer.value("theme") == .string("night"))
     #expect(peer.value("font") == .string("mono"))
-  }
-
-  /// After an upgrade a ledger written under the old name is still read, and replaced by
-  /// the new file on the next save; a ledger of another domain found there is discarded.
-  @Test func ledgerUnderTheOldNameIsMigrated() throws {
-    let prefix = "zephyr-test \(UUID().uuidString.prefix(8))"
-    let harness = Harness(suitePrefix: prefix)
-    let spaced = harness.device("my settings", monitored: ["theme"])
-    let underscored = harness.device("my_settings", monitored: ["font"])
-    spaced.set(.string("dusk"), "theme")
-    spaced.coordinator.sync()
-    underscored.coordinator.sync()
-
-    // Where earlier versions kept both suites' ledgers (in the configured folder itself,
-    // under the old name): the spaced suite's is there.
-    let legacy = harness.ledgerDirectory.appendingPathComponent(
-      prefix.replacingOccurrences(of: " ", with: "_") + ".my_settings.zephyr-ledger")
-    let current = spaced.coordinator.ledgerFile.url
-    #expect(current.lastPathComponent != legacy.lastPathComponent)
-    try FileManager.default.removeItem(at: underscored.coordinator.ledgerFile.url)
-    try FileManager.default.moveItem(at: current, to: legacy)
-
-    // The underscored suite first: the spaced one may save, and so remove the old file.
-    underscored.restart()
-    #expect(underscored.coordinator.status.notes.contains { $0.contains("another copy") }, "foreign: discarded")
-    spaced.restart()
-    #expect(spaced.coordinator.state.withLock { $0.ledger["theme"] } != nil, "history read from the old file")
-    spaced.coordinator.sync()
-    underscored.coordinator.sync()
-    #expect(FileManager.default.fileExists(atPath: current.path), "saved under the new name")
-    #expect(!FileManager.default.fileExists(atPath: legacy.path), "the superseded old file is gone")
-
-    spaced.restart()
-    #expect(spaced.coordinator.state.withLock { $0.ledger["theme"] } != nil)
   }
 }

@@ -37,7 +37,7 @@ struct StrategyReviewTests {
   }
 
   /// The parts of one write are held in one order whatever order a device built them in
-  /// (two devices upgrading one first-format write of two entries agree, and do not push
+  /// (two devices that built one write of two entries differently agree, and do not push
   /// forever).
   @Test func partsOfOneWriteHaveOneOrder() {
     let dot = Stamp(generation: 4, origin: "C")

@@ -192,51 +192,27 @@ struct StrategyStateTests {
     }
   }
 
-  // MARK: Upgrading from the first format
+  // MARK: A key that merged without a strategy
 
-  /// A strategy key's first-format record (`z1`, with the writes it includes) is read,
-  /// upgraded in place to a state record, and merges with what devices do next.
+  /// A last-writer-wins record (`z1`) under a key now merged by `.set` (the app gave the
+  /// key a strategy) is read as its writer's write, upgraded in place to a state record,
+  /// and merges with what devices do next.
   @Test(arguments: Backend.allCases)
-  func aFirstFormatRecordIsUpgradedInPlaceAndLosesNothing(backend: Backend) {
+  func aLastWriterWinsRecordIsUpgradedInPlaceAndLosesNothing(backend: Backend) {
     let harness = Harness(backend: backend)
     let devices = harness.devices(["A", "B"], merging: "fav", by: .set)
     let (a, b) = (devices[0], devices[1])
-    // O's write of [a, b] at generation 5, which included P's write at generation 3.
-    let old: PropertyListValue = .array([
-      .string("z1"), .integer(5), .string("O"), PropertyListValue.strings("a", "b"),
-      .array([.string("P"), .integer(3)]),
-    ])
-    harness.driver.setServerValue(old, forKey: "fav")
+    let old = SyncRecord(generation: 5, origin: "O", content: .value(PropertyListValue.strings("a", "b")))
+    harness.driver.setServerValue(old.encoded, forKey: "fav")
     rounds(harness, 1)
     guard case .replica(let upgraded) = RemoteState(storeValue: harness.driver.serverValues["fav"]) else {
       Issue.record("not upgraded: \(harness.driver.serverValues["fav"]?.logDescription ?? "nil")")
       return
     }
-    #expect(upgraded.state.context.includes(Stamp(generation: 3, origin: "P")))
+    #expect(upgraded.state.context.includes(old.stamp))
     a.set(PropertyListValue.strings("a", "b", "c"), "fav")
     b.set(PropertyListValue.strings("b"), "fav")
     rounds(harness, 3)
     for device in devices { #expect(elements(device, "fav") == [.string("b"), .string("c")], "\(device.name)") }
-  }
-
-  /// A first-format ledger memory is upgraded with the local value: a removal made
-  /// offline under the earlier build sticks, an element it added stays.
-  @Test func aFirstFormatMemoryKeepsAnOfflineRemoval() throws {
-    let (b1, a2) = (Stamp(generation: 1, origin: "b"), Stamp(generation: 2, origin: "a"))
-    let memory = MergeMemory(
-      versions: VersionVector(["a": 2, "b": 1]), record: VersionVector(["a": 2, "b": 1]),
-      data: .elements([
-        PropertyListValue.string("x").fingerprint: [b1], PropertyListValue.string("w").fingerprint: [a2],
-      ]))
-    // The agreed value was [x, w]; the device removed x and added y before upgrading.
-    let base = try #require(ReplicaState(legacyMemory: memory, local: PropertyListValue.strings("w", "y"), kind: .set))
-    let mine = base.edited(to: PropertyListValue.strings("w", "y"), dot: Stamp(generation: 3, origin: "a.new"))
-    let store = ReplicaState(
-      kind: .set, groups: [b1: [.string("x")], a2: [.string("w")]], context: VersionVector(["a": 2, "b": 1]))
-    #expect(
-      PropertyListValue.elements(of: mine.joined(with: store).value(strategy: .set, key: "k")) == [
-        .string("w"), .string("y"),
-      ])
-    #expect(ReplicaState(legacyMemory: memory, local: nil, kind: .max) == nil, "a memory of another kind is no history")
   }
 }

@@ -94,30 +94,6 @@ struct TopologyTests {
     #expect(a.record("theme")?.content == .value(.string("v2")))
   }
 
-  /// Item 7: an over-long device id found in the suite is replaced, so records decode.
-  @Test func anOverLongStoredDeviceIDIsReplaced() {
-    let harness = Harness()
-    let suiteName = "zephyr-tests.\(UUID().uuidString.prefix(8)).long-id"
-    let defaults = AppleFaithfulDefaults(suiteName: suiteName)
-    defer { defaults?.removePersistentDomain(forName: suiteName) }
-    guard let defaults else { return #expect(Bool(false), "cannot open \(suiteName)") }
-    let longID = String(repeating: "d", count: 70)
-    defaults.set(longID, forKey: EngineState.deviceIDKey)
-    var configuration = SyncConfiguration(ledgerDirectory: harness.ledgerDirectory)
-    configuration.deviceID = nil
-    let coordinator = SyncCoordinator(
-      defaults: defaults, suiteName: suiteName, store: harness.cloud.device("L", initiallyDownloaded: true),
-      configuration: configuration)
-    #expect(coordinator.deviceID != longID)
-    #expect((1...SyncRecord.maximumOriginLength).contains(coordinator.deviceID.count))
-    #expect(coordinator.status.notes.contains { $0.contains(EngineState.deviceIDKey) })
-    defaults.set("x", forKey: "theme")
-    coordinator.sync(keys: ["theme"])
-    let record = RemoteState(storeValue: harness.cloud.device("L").value(forKey: "theme"))
-    guard case .record(let decoded) = record else { return #expect(Bool(false), "\(record)") }
-    #expect(decoded.origin == coordinator.deviceID)
-  }
-
   /// Item 10: `synchronize()` returning `false` (no entitlement, no account) is warned
   /// once and shown in `status`.
   @Test func aFailingSynchronizeIsWarnedOnceAndShownInStatus() {

@@ -53,7 +53,7 @@ enum MetricsBench {
     }
 
     func row() -> MetricsRow {
-      let record = device.store.value(forKey: key(0)).map { PropertyListValue.storeSize(key: key(0), value: $0) }
+      let record = device.store.value(forKey: key(0)).map { key(0).utf8.count + $0.estimatedBinaryPlistSize }
       return MetricsRow(
         design: name, keys: keys, steadySyncMilliseconds: milliseconds(median(steady)),
         typedSetMilliseconds: milliseconds(median(typed)), recordBytes: record ?? 0)

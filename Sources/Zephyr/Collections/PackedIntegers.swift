@@ -45,13 +45,13 @@ enum PackedIntegers {
   static func encode(_ keys: [UInt64]) -> Data {
     let sorted = zip(keys, keys.dropFirst()).allSatisfy { $0 < $1 } ? keys : Array(Set(keys)).sorted()
     var bytes: [UInt8] = [formatByte]
-    appendVarint(UInt64(sorted.count), to: &bytes)
+    Varint.append(UInt64(sorted.count), to: &bytes)
     guard let first = sorted.first else { return Data(bytes) }
-    appendVarint(first, to: &bytes)
+    Varint.append(first, to: &bytes)
     guard sorted.count > 1 else { return Data(bytes) }
     let gaps = zip(sorted, sorted.dropFirst()).map { $1 - $0 - 1 }
     let code = GolombCode.best(for: gaps)
-    appendVarint(code.divisor, to: &bytes)
+    Varint.append(code.divisor, to: &bytes)
     var writer = BitWriter(bytes: bytes)
     writer.reserve(bits: code.cost(of: gaps))
     for gap in gaps { code.write(gap, to: &writer) }
@@ -64,7 +64,7 @@ enum PackedIntegers {
     let header = [UInt8](data.prefix(11))
     guard header.first == formatByte else { return nil }
     var position = 1
-    return readVarint(header, at: &position)
+    return Varint.read(header, at: &position)
   }
 
   /// The keys `data` holds, strictly increasing; `nil` unless `data` is exactly one blob
@@ -73,11 +73,11 @@ enum PackedIntegers {
     let bytes = [UInt8](data)
     guard bytes.first == formatByte else { return nil }
     var position = 1
-    guard let count = readVarint(bytes, at: &position) else { return nil }
+    guard let count = Varint.read(bytes, at: &position) else { return nil }
     if count == 0 { return position == bytes.count ? [] : nil }
-    guard let first = readVarint(bytes, at: &position) else { return nil }
+    guard let first = Varint.read(bytes, at: &position) else { return nil }
     if count == 1 { return position == bytes.count ? [first] : nil }
-    guard let divisor = readVarint(bytes, at: &position), divisor >= 1 else { return nil }
+    guard let divisor = Varint.read(bytes, at: &position), divisor >= 1 else { return nil }
     // Every gap takes at least one bit: a count the bytes cannot hold is refused before
     // anything is allocated for it.
     guard count - 1 <= UInt64(bytes.count - position) * 8 else { return nil }
@@ -96,32 +96,6 @@ enum PackedIntegers {
       previous = key
     }
     return reader.isAtZeroPaddedEnd ? keys : nil
-  }
-
-  /// Appends `value` as an unsigned LEB128 varint: 7 bits a byte, low bits first.
-  static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-    var rest = value
-    while rest >= 0x80 {
-      bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-      rest >>= 7
-    }
-    bytes.append(UInt8(rest))
-  }
-
-  /// The varint at `position`, which moves past it; `nil` when the bytes end first, when
-  /// it runs past 10 bytes, or when its value does not fit 64 bits.
-  static func readVarint(_ bytes: [UInt8], at position: inout Int) -> UInt64? {
-    var value: UInt64 = 0
-    for shift in stride(from: UInt64(0), to: 70, by: 7) {
-      guard position < bytes.count else { return nil }
-      let byte = bytes[position]
-      position += 1
-      let payload = UInt64(byte & 0x7F)
-      guard shift < 63 || payload <= 1 else { return nil }
-      value |= payload << shift
-      if byte & 0x80 == 0 { return value }
-    }
-    return nil
   }
 }
 

@@ -9,7 +9,7 @@ extension EngineState {
     var notes: [String] = []
     let isNewInstall = !ledgerFile.exists
     let downloaded = FileManager.default.fileExists(atPath: ledgerFile.initialDownloadMarker.path)
-    let deviceID = loadDeviceID(domain: domain, ledgerFile: ledgerFile, configuration: configuration, notes: &notes)
+    let deviceID = loadDeviceID(ledgerFile: ledgerFile, configuration: configuration, notes: &notes)
     var ledger: Ledger
     var records = 0
     var fileBytes = 0
@@ -45,7 +45,7 @@ extension EngineState {
       ledger = Ledger(epoch: randomID(length: 12))
       domain.setBookkeepingString(ledger.epoch, forKey: ledgerIDKey)
     }
-    if ledger.incarnation.isEmpty || mayBeStale {
+    if mayBeStale {
       // A ledger that may lack this device's last writes starts a new incarnation: its
       // strategy keys' next writes must not be taken for writes it no longer knows of.
       ledger.incarnation = randomID(length: 4)
@@ -63,11 +63,9 @@ extension EngineState {
 
   /// The configured device id when it is usable; else this process's own id, kept in a
   /// file beside its ledgers (so an app and its extensions, which share an app-group
-  /// suite but not a container, never share an id); else a new one. A device id found
-  /// in the suite, where Zephyr kept it before, is taken over only by a process that has
-  /// synced this domain before (its ledger file exists): the one that wrote it.
+  /// suite but not a container, never share an id); else a new one.
   private static func loadDeviceID(
-    domain: UserDefaultsDomain, ledgerFile: LedgerFile, configuration: SyncConfiguration, notes: inout [String]
+    ledgerFile: LedgerFile, configuration: SyncConfiguration, notes: inout [String]
   ) -> String {
     if let configured = configuration.deviceID, isUsable(configured) { return configured }
     let identityFile = ledgerFile.url.deletingLastPathComponent().appendingPathComponent("device-id")
@@ -77,17 +75,7 @@ extension EngineState {
     {
       deviceID = stored
     } else {
-      let inSuite = domain.bookkeepingString(forKey: deviceIDKey)
-      if let inSuite, isUsable(inSuite), ledgerFile.exists {
-        deviceID = inSuite
-      } else {
-        deviceID = randomID(length: 6)
-        if let inSuite, !isUsable(inSuite) {
-          notes.append(
-            "stored \(deviceIDKey) \"\(inSuite.prefix(80))\" must be 1 to \(SyncRecord.maximumOriginLength) characters: using \(deviceID)"
-          )
-        }
-      }
+      deviceID = randomID(length: 6)
       do {
         try FileManager.default.createDirectory(
           at: identityFile.deletingLastPathComponent(), withIntermediateDirectories: true)

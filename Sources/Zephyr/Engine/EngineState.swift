@@ -49,7 +49,6 @@ struct EngineState: Sendable {
   /// Log lines not yet handed to the log handler; emitted once the lock is released.
   private(set) var logs: [LogMessage] = []
 
-  static let deviceIDKey = "Zephyr.deviceID"
   static let ledgerIDKey = "Zephyr.ledgerID"
 
   // MARK: Ledger

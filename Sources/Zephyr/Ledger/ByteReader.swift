@@ -145,13 +145,7 @@ struct ByteReader {
         case .state?: entry.state = try state()
         case .previousState? where entry.pendingPull?.previous != nil: entry.pendingPull?.previous?.state = try state()
         case .previousStateOnFile? where entry.pendingPull?.previous != nil: fallsBackToFile = true
-        case .previousMemory?:
-          // A first-format memory of the entry a pending pull falls back to: dropped.
-          _ = try memory()
-        default:
-          // Markers 1 to 3: a first-format memory, upgraded at the key's next merge.
-          position = start
-          entry.memory = try memory()
+        default: throw LedgerError.corrupt("unknown entry part \(bytes[start])")
         }
       }
     } catch {
@@ -175,22 +169,17 @@ enum LedgerRecordKind: UInt8 {
   case clock = 3
   /// The ledger's incarnation (under the empty key).
   case incarnation = 4
-  /// A key's entry before this record, its pending pull settled. (Earlier versions read
-  /// no further: an older ledger, which loses nothing.)
+  /// A key's entry before this record, its pending pull settled.
   case settled = 5
 }
 
-/// The optional parts after an entry, each behind its marker byte. (Markers 1 to 3 begin
-/// a first-format memory.)
+/// The optional parts after an entry, each behind its marker byte.
 enum LedgerEntryPart: UInt8 {
-  /// A first-format memory of the entry a pending pull falls back to (read, dropped).
-  case previousMemory = 4
   /// The key's merge state.
   case state = 5
   /// The merge state of the entry a pending pull falls back to.
   case previousState = 6
   /// The entry a pending pull falls back to has the state of the key's entry before
-  /// this record (no bytes follow). (Earlier versions drop the entry's state: no
-  /// history, which removes nothing.)
+  /// this record (no bytes follow).
   case previousStateOnFile = 7
 }

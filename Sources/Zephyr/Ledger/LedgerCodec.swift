@@ -67,8 +67,6 @@ enum LedgerCodec {
       throw LedgerError.corrupt("header checksum mismatch")
     }
     var ledger = Ledger(epoch: epoch)
-    // A file from before incarnations has none: the loader gives it a new one.
-    ledger.incarnation = ""
     var records = 0
     var damagedTail = false
     while !reader.isAtEnd {
@@ -79,9 +77,6 @@ enum LedgerCodec {
       ledger.apply(record)
       if record.isOfKey { records += 1 }
     }
-    // Files written before the clock existed (and a clock record lost with a damaged
-    // tail) start from the highest generation the entries agreed on.
-    ledger.clock = ledger.entries.values.reduce(ledger.clock) { max($0, $1.generation) }
     return (ledger, records, damagedTail)
   }
 

@@ -41,9 +41,6 @@ struct LedgerEntry: Sendable, Equatable {
   /// For keys merged by a strategy: the whole merge state this device holds (a cache of
   /// the record's; see ``ReplicaState``).
   var state: ReplicaState?
-  /// A first-format ledger's memory of a strategy key, read to be upgraded into ``state``
-  /// at the key's next merge; never written.
-  var memory: MergeMemory?
 
   /// A pull written ahead into the ledger, before its `UserDefaults` write.
   struct PendingPull: Sendable, Equatable {

@@ -5,10 +5,6 @@ import Foundation
 struct LedgerFile: Sendable {
   /// The file, named by ``LedgerFileName/name(for:)``.
   let url: URL
-  /// Where earlier versions kept this domain's ledger, when that is another file: under
-  /// ``LedgerFileName/legacyName(for:)``, and in a configured directory without a
-  /// process subfolder. Other domains, or other processes, may have written them too.
-  let legacyURLs: [URL]
 
   /// The ledger of `domainName`, in the subfolder `process-<process>` of `directory`
   /// (`process`: the bundle identifier, else the process name, when `nil`), or of the
@@ -17,8 +13,6 @@ struct LedgerFile: Sendable {
   /// ledger.
   init(directory: URL?, domainName: String, process: String? = nil) {
     let name = LedgerFileName.name(for: domainName)
-    let legacyName = LedgerFileName.legacyName(for: domainName)
-    let hasLegacyName = legacyName != name && legacyName.utf8.count <= LedgerFileName.maximumLength
     let parent =
       directory
       ?? (FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
@@ -28,9 +22,6 @@ struct LedgerFile: Sendable {
       String(LedgerFileName.name(for: "process-" + identity).dropLast(LedgerFileName.suffix.count)),
       isDirectory: true)
     url = folder.appendingPathComponent(name)
-    // Earlier versions kept it in the parent folder itself, under either name.
-    legacyURLs =
-      [parent.appendingPathComponent(name)] + (hasLegacyName ? [parent.appendingPathComponent(legacyName)] : [])
   }
 
   /// A file beside the ledger whose presence records that the store's initial download
@@ -39,17 +30,15 @@ struct LedgerFile: Sendable {
     url.deletingLastPathComponent().appendingPathComponent("initial-download-done")
   }
 
-  /// Whether a ledger of this domain is on disk, under its name or a legacy one.
+  /// Whether a ledger of this domain is on disk.
   var exists: Bool {
-    ([url] + legacyURLs).contains { FileManager.default.fileExists(atPath: $0.path) }
+    FileManager.default.fileExists(atPath: url.path)
   }
 
   /// What a load found.
   struct Loaded {
     var ledger: Ledger
     /// Records in the file; when far above the entry count, the next save compacts.
-    /// Zero when the ledger came from the legacy file, so that the next save writes a
-    /// whole snapshot to ``LedgerFile/url``.
     var records: Int
     /// Whether a damaged tail (a torn append) was ignored.
     var damagedTail: Bool
@@ -57,39 +46,21 @@ struct LedgerFile: Sendable {
     var bytes = 0
   }
 
-  /// The stored ledger, `nil` when there is none.
-  ///
-  /// When the file does not exist yet, reads the legacy file instead, which earlier
-  /// versions may have written for this domain or for another one whose name mapped to
-  /// the same file. The caller keeps the ledger only when its epoch is the one this
-  /// domain carries (`EngineState.load`), so another domain's ledger is discarded.
+  /// The stored ledger, `nil` when there is none. The caller keeps it only when its
+  /// epoch is the one this domain carries (`EngineState.load`).
   func load() throws(LedgerError) -> Loaded? {
-    guard let source = ([url] + legacyURLs).first(where: { FileManager.default.fileExists(atPath: $0.path) }),
-      let data = try? Data(contentsOf: source)
-    else { return nil }
-    var decoded = try LedgerCodec.decode(data)
-    // A legacy file may have been taken up by another process too: this process's
-    // strategy writes start a name of their own.
-    if source != url { decoded.ledger.incarnation = "" }
+    guard let data = try? Data(contentsOf: url) else { return nil }
+    let decoded = try LedgerCodec.decode(data)
     return Loaded(
-      ledger: decoded.ledger, records: source == url ? decoded.records : 0, damagedTail: decoded.damagedTail,
-      bytes: data.count)
+      ledger: decoded.ledger, records: decoded.records, damagedTail: decoded.damagedTail, bytes: data.count)
   }
 
-  /// Replaces the file with a snapshot of `ledger`, atomically, then removes a legacy
-  /// file that holds an older ledger of this domain (same epoch): it is superseded, and
-  /// would only ever be read again as stale history. (Another process that shared it
-  /// then starts without history, which loses nothing.)
+  /// Replaces the file with a snapshot of `ledger`, atomically.
   @discardableResult
   func writeSnapshot(_ ledger: Ledger) throws -> Int {
     try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
     let data = LedgerCodec.snapshot(ledger)
     try data.write(to: url, options: .atomic)
-    for legacy in legacyURLs {
-      guard let data = try? Data(contentsOf: legacy), (try? LedgerCodec.decode(data))?.ledger.epoch == ledger.epoch
-      else { continue }
-      try? FileManager.default.removeItem(at: legacy)
-    }
     return data.count
   }
 

@@ -1,7 +1,6 @@
 /// The name of a domain's ledger file: distinct domain names get distinct file names.
 ///
-/// - A name made only of ASCII letters, digits, `.` and `-` is used as it is, as it
-///   always was, so existing ledgers keep loading.
+/// - A name made only of ASCII letters, digits, `.` and `-` is used as it is.
 /// - Any other name is `~` followed by its UTF-8 bytes, those outside that set
 ///   percent-encoded (`%` and `~` included). It can be decoded, so two names never
 ///   share it, and its `~` sets it apart from the first kind.
@@ -9,10 +8,6 @@
 ///   file systems) is `~~`, a 128-bit hash of the name, `~` and an encoded prefix of the
 ///   name. Only this form relies on a hash, and so is not strictly injective: two such
 ///   names collide only if their hashes do.
-///
-/// Earlier versions turned every character other than a letter, a digit, `.` or `-`
-/// into `_`, so `my settings` and `my_settings` shared a file; ``legacyName(for:)`` is
-/// that name.
 enum LedgerFileName {
   /// The extension every ledger file name ends with.
   static let suffix = ".zephyr-ledger"
@@ -38,11 +33,6 @@ enum LedgerFileName {
       name += escape
     }
     return name + suffix
-  }
-
-  /// The file name versions before injective names used for `domainName`.
-  static func legacyName(for domainName: String) -> String {
-    String(domainName.map { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" ? $0 : "_" }) + suffix
   }
 
   /// Whether `byte` stands for itself in a file name: an ASCII letter or digit, `.` or `-`.

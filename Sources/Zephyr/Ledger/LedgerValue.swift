@@ -4,7 +4,6 @@ import Foundation
 /// a marker byte, then the value.
 ///
 /// - 0: no value.
-/// - 1: a one-element binary property list (earlier builds; read, no longer written).
 /// - 2: the ledger's own encoding: a kind byte, then the payload (LEB128 lengths and
 ///   counts, zigzag LEB128 integers, doubles and dates as their 64-bit patterns), so a
 ///   value reads back exactly (a date to the bit) and a 60 KB `Data` is copied once, not
@@ -39,14 +38,14 @@ extension LedgerCodec {
     switch value {
     case .string(let text):
       kind(.string)
-      PackedIntegers.appendVarint(UInt64(text.utf8.count), to: &bytes)
+      Varint.append(UInt64(text.utf8.count), to: &bytes)
       bytes.append(contentsOf: text.utf8)
     case .integer(let number):
       kind(.integer)
-      PackedIntegers.appendVarint(UInt64(bitPattern: (number << 1) ^ (number >> 63)), to: &bytes)
+      Varint.append(UInt64(bitPattern: (number << 1) ^ (number >> 63)), to: &bytes)
     case .unsignedInteger(let number):
       kind(.unsignedInteger)
-      PackedIntegers.appendVarint(number, to: &bytes)
+      Varint.append(number, to: &bytes)
     case .double(let number):
       kind(.double)
       appendWord(number.bitPattern, to: &bytes)
@@ -57,17 +56,17 @@ extension LedgerCodec {
       appendWord(date.timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
     case .data(let data):
       kind(.data)
-      PackedIntegers.appendVarint(UInt64(data.count), to: &bytes)
+      Varint.append(UInt64(data.count), to: &bytes)
       bytes.append(contentsOf: data)
     case .array(let items):
       kind(.array)
-      PackedIntegers.appendVarint(UInt64(items.count), to: &bytes)
+      Varint.append(UInt64(items.count), to: &bytes)
       for item in items { appendNative(item, to: &bytes) }
     case .dictionary(let entries):
       kind(.dictionary)
-      PackedIntegers.appendVarint(UInt64(entries.count), to: &bytes)
+      Varint.append(UInt64(entries.count), to: &bytes)
       for (key, item) in entries.sorted(by: { $0.key < $1.key }) {
-        PackedIntegers.appendVarint(UInt64(key.utf8.count), to: &bytes)
+        Varint.append(UInt64(key.utf8.count), to: &bytes)
         bytes.append(contentsOf: key.utf8)
         appendNative(item, to: &bytes)
       }
@@ -80,29 +79,14 @@ extension ByteReader {
   /// levels), and shallow enough that a damaged file cannot exhaust the stack.
   private static let maximumValueDepth = 64
 
-  /// A value written by ``LedgerCodec/appendValue(_:to:)``, or by an earlier build as a
-  /// binary property list; `nil` for none. Throws on any damage.
+  /// A value written by ``LedgerCodec/appendValue(_:to:)``; `nil` for none. Throws on any
+  /// damage.
   mutating func value() throws(LedgerError) -> PropertyListValue? {
     switch try byte() {
     case 0: return nil
-    case 1: return try propertyListValue()
     case 2: return try nativeValue(depth: 0)
     default: throw LedgerError.corrupt("unknown value marker")
     }
-  }
-
-  private mutating func propertyListValue() throws(LedgerError) -> PropertyListValue {
-    let length = try word()
-    guard length <= UInt64(bytes.count - position) else { throw LedgerError.corrupt("truncated value") }
-    let data = Data(bytes[position..<(position + Int(length))])
-    position += Int(length)
-    guard
-      let decoded = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil),
-      case .array(let items)? = PropertyListValue(bridging: decoded), items.count == 1
-    else {
-      throw LedgerError.corrupt("unreadable value")
-    }
-    return items[0]
   }
 
   private mutating func nativeValue(depth: Int) throws(LedgerError) -> PropertyListValue {
@@ -151,7 +135,7 @@ extension ByteReader {
   /// An unsigned LEB128 varint, read as packed blobs read theirs (at most 10 bytes, no
   /// overflow).
   private mutating func varint() throws(LedgerError) -> UInt64 {
-    guard let number = PackedIntegers.readVarint(bytes, at: &position) else {
+    guard let number = Varint.read(bytes, at: &position) else {
       throw LedgerError.corrupt("truncated or overlong integer")
     }
     return number

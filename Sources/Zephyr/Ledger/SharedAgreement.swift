@@ -40,7 +40,7 @@ enum SharedAgreement {
   }
 
   /// The entry `value` holds; `nil` for anything else (garbage is ignored, and a state
-  /// that does not read is left out). An earlier build's memory is read, to be upgraded.
+  /// that does not read is left out).
   static func decode(_ value: PropertyListValue?) -> LedgerEntry? {
     guard case .array(let fields)? = value, fields.count >= 3, case .string(let marked) = fields[0],
       case .integer(let generation) = fields[1], generation >= 1, UInt64(generation) <= Generation.maximum,
@@ -67,9 +67,6 @@ enum SharedAgreement {
       break
     case .array(let fields)? where rest.count == 1:
       if case .success(let state) = ReplicaState.decode(fields) { entry.state = state }
-    case .data(let data)? where rest.count == 1:
-      var reader = ByteReader(bytes: [UInt8](data), position: 0)
-      if let memory = try? reader.memory(), reader.isAtEnd { entry.memory = memory }
     default:
       return nil
     }

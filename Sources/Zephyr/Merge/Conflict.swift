@@ -2,7 +2,7 @@ import Foundation
 
 /// Which side wins when both sides changed a key to different values and no resolver
 /// decides.
-public enum MismatchPolicy: Sendable, Equatable {
+enum MismatchPolicy: Sendable, Equatable {
   /// Keep the local value and push it (what `sync()` does).
   case preferLocal
   /// Take the store's value (what an inbound store event does).

@@ -20,7 +20,7 @@ extension MergeStrategy {
   }
 
   /// Decides between two values of a `.max`, `.min` or `.custom` key (two concurrent
-  /// siblings; see ``MergeData``). Pure and deterministic. ``ConflictResolution/usePolicy``
+  /// siblings). Pure and deterministic. ``ConflictResolution/usePolicy``
   /// when the strategy does not apply to these values (a delete, values of another kind):
   /// the later write's value is then kept. The collections (`.union`, `.set`,
   /// `.dictionary`) merge whole states instead (``ReplicaState/joined(with:)``).
@@ -40,14 +40,6 @@ extension MergeStrategy {
 
   private var isMax: Bool {
     if case .max = self { true } else { false }
-  }
-
-  /// Whether the strategy keeps the largest or the smallest value.
-  var keepsAnExtreme: Bool {
-    switch self {
-    case .max, .min: true
-    default: false
-    }
   }
 
   /// How two numbers, dates or strings compare; `nil` for values of other kinds. Integers

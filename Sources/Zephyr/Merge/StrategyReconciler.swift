@@ -60,7 +60,7 @@ enum StrategyReconciler {
     if case .unsupported(let version) = input.remote {
       return Reconciler.Decision(action: .skip(reason: "store holds record format \(version), newer than this Zephyr"))
     }
-    let base = cachedState(input.ledger, local: input.local, kind: kind)
+    let base = cachedState(input.ledger, kind: kind)
     let floor =
       [
         input.clock, input.ledger?.generation ?? 0, remoteStamp?.generation ?? 0, remote?.context.maximum ?? 0,
@@ -175,9 +175,9 @@ enum StrategyReconciler {
     return state.trimmed(toCapacity: capacity)
   }
 
-  /// The store's state as a merge sees it (a first-format record or a foreign value read
-  /// as a state of `kind`), the stamp of its write, and whether it is in the first
-  /// format (then written again in the current one).
+  /// The store's state as a merge sees it (a last-writer-wins record or a foreign value
+  /// read as a state of `kind`), the stamp of its write, and whether it is of another
+  /// kind (then written again as a state of `kind`).
   private static func storeState(of remote: RemoteState, kind: ReplicaKind) -> (ReplicaState?, Stamp?, Bool) {
     switch remote {
     case .replica(let record) where record.state.kind == kind:
@@ -187,7 +187,12 @@ enum StrategyReconciler {
       let value = record.state.value(strategy: .lastWriterWins, key: "", resolving: false)
       return (value.map { ReplicaState(foreign: $0, kind: kind) }, record.stamp, true)
     case .record(let record):
-      return (ReplicaState(legacy: record, kind: kind), record.stamp, true)
+      // The key merged without a strategy before: the record's value is its own write.
+      var versions = VersionVector()
+      versions.include(record.stamp)
+      let state = ReplicaState(kind: kind, groups: [:], context: versions)
+        .edited(to: record.content.value, dot: record.stamp)
+      return (state, record.stamp, true)
     case .foreign(let value) where kind.canMerge(value):
       return (ReplicaState(foreign: value, kind: kind), nil, false)
     case .foreign, .absent, .malformed, .unreadableCompressed, .unsupported:
@@ -195,13 +200,9 @@ enum StrategyReconciler {
     }
   }
 
-  /// The state the ledger caches for the key, when it is of `kind`; a first-format
-  /// memory upgraded; `nil` for no history.
-  private static func cachedState(_ entry: LedgerEntry?, local: PropertyListValue?, kind: ReplicaKind) -> ReplicaState?
-  {
-    guard let entry else { return nil }
-    if let state = entry.state { return state.kind == kind ? state : nil }
-    return entry.memory.flatMap { ReplicaState(legacyMemory: $0, local: local, kind: kind) }
+  /// The state the ledger caches for the key, when it is of `kind`; `nil` for no history.
+  private static func cachedState(_ entry: LedgerEntry?, kind: ReplicaKind) -> ReplicaState? {
+    entry?.state.flatMap { $0.kind == kind ? $0 : nil }
   }
 
   private static func decision(

@@ -15,22 +15,8 @@ import Foundation
 /// A store value that is not record-shaped is a *foreign write* (see ``RemoteState``).
 /// A key declared compressed may hold its record in a ``CompressedRecord`` envelope (`z3`).
 ///
-/// A key with a ``MergeStrategy`` other than last-writer-wins also says which writes of
-/// other devices its state includes (its ``VersionVector``, less its own stamp), in a
-/// fifth element, omitted when empty:
-///
-/// ```
-/// ["z1", 9, "k3f9qa", <value>, ["b7d2mx", 7]]   includes b7d2mx's write at generation 7
-/// ["z1d", 10, "b7d2mx", <date>, ["k3f9qa", 9]]  a delete made from that state
-/// ```
-///
-/// A sixth element says what the state is made of (``MergeData``), when that is more than
-/// the record's own write: the siblings a merge kept, or the writes that added elements
-/// and entries it kept, each as an index into the record's origins (its own first, then
-/// its history's) and a generation.
-///
-/// A device whose agreed state the record includes takes it as its successor; one whose
-/// agreed state the record lacks merges the two (see <doc:MergeSemantics>).
+/// Keys merged by a ``MergeStrategy`` other than last-writer-wins are written as a
+/// ``ReplicaRecord`` (`z2`) instead, which carries the whole merge state.
 struct SyncRecord: Sendable, Equatable {
   /// The record's content: a value, or the date it was deleted.
   enum Content: Sendable, Equatable {
@@ -43,11 +29,6 @@ struct SyncRecord: Sendable, Equatable {
   /// The short id of the device that wrote the record.
   var origin: String
   var content: Content
-  /// The other devices' writes this state includes, for keys merged by a strategy;
-  /// empty otherwise. Every generation in it is below ``generation``.
-  var history = VersionVector()
-  /// What the state is made of, for keys merged by a strategy, when more than this write.
-  var mergeData: MergeData?
 
   static let formatVersion = 1
   static let valueTag = "z1"
@@ -58,20 +39,11 @@ struct SyncRecord: Sendable, Equatable {
   /// The record's place in the order of writes.
   var stamp: Stamp { Stamp(generation: generation, origin: origin) }
 
-  /// Every write this state includes, its own among them.
-  var versions: VersionVector {
-    var versions = history
-    versions.include(stamp)
-    return versions
-  }
-
   /// The most entries a record's history may list: far more devices (and app
   /// extensions, and reinstalls, each with an id of its own) than one person has.
   static let maximumHistoryEntries = 1_024
 
-  /// The record as the store holds it: a last-writer-wins record, four fields. (Keys
-  /// merged by a strategy are written as a ``ReplicaRecord``; the fifth and sixth fields
-  /// are only ever read, from records of earlier builds, to be upgraded.)
+  /// The record as the store holds it: four fields.
   var encoded: PropertyListValue {
     let content: PropertyListValue =
       switch content {
@@ -126,7 +98,7 @@ enum Generation {
 enum RemoteState: Sendable, Equatable {
   /// The store has no value for the key. Absence tells nothing: it is never a delete.
   case absent
-  /// A valid Zephyr record of the first format (`z1`), stored plain or compressed
+  /// A valid last-writer-wins record (`z1`), stored plain or compressed
   /// (``CompressedRecord``).
   case record(SyncRecord)
   /// A valid record of a key merged by a strategy (`z2`): its whole merge state; stored
@@ -197,8 +169,8 @@ enum RemoteState: Sendable, Equatable {
   }
 
   private static func decode(tag: String, fields: [PropertyListValue]) -> RemoteState {
-    guard (4...6).contains(fields.count) else {
-      return .malformed(reason: "record has \(fields.count) fields, expected 4 to 6")
+    guard fields.count == 4 else {
+      return .malformed(reason: "record has \(fields.count) fields, expected 4")
     }
     let generation: UInt64
     switch fields[1] {
@@ -225,47 +197,7 @@ enum RemoteState: Sendable, Equatable {
     } else {
       content = .value(fields[3])
     }
-    var record = SyncRecord(generation: generation, origin: origin, content: content)
-    if fields.count >= 5 {
-      switch decodeHistory(fields[4], below: generation) {
-      case .success(let history): record.history = history
-      case .failure(let problem): return .malformed(reason: problem.reason)
-      }
-    }
-    if fields.count == 6 {
-      let origins = [origin] + record.history.entries(excluding: origin).map(\.origin)
-      switch MergeData.decode(fields[5], value: content.value, origins: origins, versions: record.versions) {
-      case .success(let data): record.mergeData = data
-      case .failure(let problem): return .malformed(reason: problem.reason)
-      }
-    }
+    let record = SyncRecord(generation: generation, origin: origin, content: content)
     return .record(record)
-  }
-
-  private struct HistoryProblem: Error {
-    var reason: String
-  }
-
-  /// The history in a record's fifth field: `[origin, generation, …]` pairs, each
-  /// generation below the record's.
-  private static func decodeHistory(
-    _ field: PropertyListValue, below generation: UInt64
-  ) -> Result<VersionVector, HistoryProblem> {
-    guard case .array(let items) = field, items.count.isMultiple(of: 2),
-      items.count / 2 <= SyncRecord.maximumHistoryEntries
-    else {
-      return .failure(HistoryProblem(reason: "record history is not a short list of origins and generations"))
-    }
-    let pairs = stride(from: 0, to: items.count, by: 2).map { (items[$0], items[$0 + 1]) }
-    var history = VersionVector()
-    for (origin, entry) in pairs {
-      guard case .string(let name) = origin, name.count <= SyncRecord.maximumOriginLength,
-        case .integer(let value) = entry, value >= 0, UInt64(value) < generation
-      else {
-        return .failure(HistoryProblem(reason: "record history entry is not an origin and an earlier generation"))
-      }
-      history.include(Stamp(generation: UInt64(value), origin: name))
-    }
-    return .success(history)
   }
 }

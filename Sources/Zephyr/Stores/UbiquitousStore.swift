@@ -4,7 +4,7 @@ import Foundation
 ///
 /// `NSUbiquitousKeyValueStore` conforms on Apple platforms. A fake of this surface tests
 /// the adapter on every platform.
-public protocol UbiquitousKeyValueStorage: AnyObject {
+protocol UbiquitousKeyValueStorage: AnyObject {
   /// The object stored for `aKey`, or `nil`.
   func object(forKey aKey: String) -> Any?
   /// Stores `anObject` for `aKey`.
@@ -18,16 +18,16 @@ public protocol UbiquitousKeyValueStorage: AnyObject {
 }
 
 /// The names under which a ``UbiquitousKeyValueStorage`` announces external changes.
-public struct UbiquitousNotificationNames: Sendable, Hashable {
+struct UbiquitousNotificationNames: Sendable, Hashable {
   /// The notification posted for an external change.
-  public var didChangeExternally: Notification.Name
+  var didChangeExternally: Notification.Name
   /// The `userInfo` key of the reason, an integer 0–3.
-  public var reasonKey: String
+  var reasonKey: String
   /// The `userInfo` key of the changed keys, an array of strings.
-  public var changedKeysKey: String
+  var changedKeysKey: String
 
   /// Creates a set of names.
-  public init(didChangeExternally: Notification.Name, reasonKey: String, changedKeysKey: String) {
+  init(didChangeExternally: Notification.Name, reasonKey: String, changedKeysKey: String) {
     self.didChangeExternally = didChangeExternally
     self.reasonKey = reasonKey
     self.changedKeysKey = changedKeysKey
@@ -39,7 +39,7 @@ public struct UbiquitousNotificationNames: Sendable, Hashable {
 
   extension UbiquitousNotificationNames {
     /// `NSUbiquitousKeyValueStore`'s notification and `userInfo` keys.
-    public static let ubiquitous = UbiquitousNotificationNames(
+    static let ubiquitous = UbiquitousNotificationNames(
       didChangeExternally: NSUbiquitousKeyValueStore.didChangeExternallyNotification,
       reasonKey: NSUbiquitousKeyValueStoreChangeReasonKey,
       changedKeysKey: NSUbiquitousKeyValueStoreChangedKeysKey)
@@ -66,7 +66,7 @@ public struct UbiquitousNotificationNames: Sendable, Hashable {
   extension UbiquitousNotificationNames {
     /// `NSUbiquitousKeyValueStore`'s notification and `userInfo` keys, by their
     /// documented string values (the class itself exists only on Apple platforms).
-    public static let ubiquitous = UbiquitousNotificationNames(
+    static let ubiquitous = UbiquitousNotificationNames(
       didChangeExternally: Notification.Name("NSUbiquitousKeyValueStoreDidChangeExternallyNotification"),
       reasonKey: "NSUbiquitousKeyValueStoreChangeReasonKey",
       changedKeysKey: "NSUbiquitousKeyValueStoreChangedKeysKey")
@@ -101,7 +101,7 @@ public final class UbiquitousStore: KeyValueSyncStore {
 
   /// Creates an adapter over `storage`, observing `names.didChangeExternally` posted by
   /// `storage` on `notificationCenter`.
-  public init(
+  init(
     _ storage: some UbiquitousKeyValueStorage, notificationCenter: NotificationCenter = .default,
     names: UbiquitousNotificationNames = .ubiquitous
   ) {

@@ -17,7 +17,7 @@ extension PropertyListValue {
 
   /// The bytes a store accounts for `value` under `key`: the key's UTF-8 bytes plus the
   /// value's binary-plist size.
-  public static func storeSize(key: String, value: PropertyListValue) -> Int {
+  static func storeSize(key: String, value: PropertyListValue) -> Int {
     key.utf8.count + value.estimatedBinaryPlistSize
   }
 }

@@ -170,9 +170,9 @@ struct PackedShowsTests {
   /// `keys` (sorted, two or more) encoded with Golomb parameter `divisor` instead of the best.
   static func encode(_ keys: [UInt64], divisor: UInt64) -> Data {
     var bytes: [UInt8] = [PackedIntegers.formatByte]
-    PackedIntegers.appendVarint(UInt64(keys.count), to: &bytes)
-    PackedIntegers.appendVarint(keys[0], to: &bytes)
-    PackedIntegers.appendVarint(divisor, to: &bytes)
+    Varint.append(UInt64(keys.count), to: &bytes)
+    Varint.append(keys[0], to: &bytes)
+    Varint.append(divisor, to: &bytes)
     var writer = BitWriter(bytes: bytes)
     let code = GolombCode(divisor: divisor)
     for (previous, key) in zip(keys, keys.dropFirst()) { code.write(key - previous - 1, to: &writer) }

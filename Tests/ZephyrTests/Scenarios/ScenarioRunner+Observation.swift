@@ -101,14 +101,6 @@ extension ScenarioRunner {
         history.placeAtPush(latest)
         history.nameStamp(record.stamp, writeID: latest)
         unpushed[name]?[key] = nil
-      } else if case .siblings(let siblings)? = record.mergeData,
-        let sibling = siblings.first(where: { $0.stamp == record.stamp && $0.value == write.value })
-      {
-        // Merged with the store's state and outdone (a `.max` edit below the store's
-        // value): the merge keeps it as a sibling under the push's stamp.
-        history.placeAtPush(latest)
-        history.nameStamp(sibling.stamp, writeID: latest)
-        unpushed[name]?[key] = nil
       }
     }
   }

@@ -166,7 +166,7 @@ final class ScenarioRunner {
       settlePushed(name)
       known[name, default: [:]][key] = value
       localWrite[name, default: [:]][key] = id
-      observeMergedEdit(name, key, wrote: value, over: before)
+      observeMergedEdit(name, key, wrote: value)
     case .remove(let name, let key):
       observeSharedSuite(name)
       guard known[name]?[key] != nil else { break }
@@ -182,7 +182,7 @@ final class ScenarioRunner {
       settlePushed(name)
       known[name]?[key] = nil
       localWrite[name, default: [:]][key] = id
-      observeMergedEdit(name, key, wrote: nil, over: before)
+      observeMergedEdit(name, key, wrote: nil)
     case .notify(let name):
       notify(name)
     case .sync(let name):
@@ -288,20 +288,12 @@ final class ScenarioRunner {
   }
 
   /// The push of a strategy key's edit may merge it with the record the device's store
-  /// held (`before`): the device then has seen that record's writes (a `.min` key's
-  /// removal merged into a delete over another device's number follows that number), and
-  /// holds what the merge wrote locally (a `.max` key edited below the store's value).
+  /// held (`before`): the device then holds what the merge wrote locally (a `.max` key
+  /// edited below the store's value).
   private func observeMergedEdit(
-    _ name: String, _ key: String, wrote value: PropertyListValue?, over before: PropertyListValue?
+    _ name: String, _ key: String, wrote value: PropertyListValue?
   ) {
     guard scenario.strategies[key] != nil else { return }
-    if case .record(let merged) = RemoteState(storeValue: before), let pushed = device(name).record(key),
-      pushed.stamp != merged.stamp, pushed.versions.includes(merged.stamp)
-    {
-      for stamp in [merged.stamp] + (merged.mergeData?.stamps ?? []) {
-        if let id = history.writeID(of: stamp, key: key) { history.observe(name, writeID: id) }
-      }
-    }
     if device(name).value(key) != value { observe(name) }
   }
 

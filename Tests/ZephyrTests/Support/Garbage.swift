@@ -16,8 +16,6 @@ enum Garbage {
     case unsupported(tag: String)
     /// A valid record.
     case record(value: PropertyListValue?)
-    /// A record with merge data: valid, or malformed when the data breaks its rules.
-    case recordOrMalformed(value: PropertyListValue?)
     /// A record of a strategy key's state (`z2`): valid (merged by its strategy, or refused
     /// when the strategy cannot merge the local value), or malformed; its rules are
     /// checked by ReplicaStateTests.
@@ -32,7 +30,6 @@ enum Garbage {
       case .malformed: "malformed"
       case .unsupported(let tag): "unsupported \(tag)"
       case .record(let value): "record \(value?.logDescription ?? "tombstone")"
-      case .recordOrMalformed(let value): "record \(value?.logDescription ?? "tombstone") or malformed"
       case .state: "state record or malformed"
       case .compressed: "compressed record"
       }
@@ -44,46 +41,28 @@ enum Garbage {
   /// and a record more than 2^40 above them is refused as forged.
   static let believableGeneration: Int64 = 1 << 40
 
-  /// `["z1", generation, origin, value]` (or with a base, `[…, base generation, base
-  /// origin]`: an integer in 0...2^53 and a string of at most 64 characters) and
-  /// `["z1d", generation, origin, date]`: the tag
-  /// is `z`, one to six ASCII digits (the format version) and `d` for a tombstone; the
-  /// generation an integer in 1...2^40 (believable); the origin a string of 1...64 characters.
+  /// `["z1", generation, origin, value]` and `["z1d", generation, origin, date]`, with
+  /// the writer's sent time (8 bytes of data) as an optional fifth field: the tag is `z`,
+  /// one to six ASCII digits (the format version) and `d` for a tombstone; the generation
+  /// an integer in 1...2^40 (believable); the origin a string of 1...64 characters.
   static func kind(of value: PropertyListValue) -> Kind {
-    guard case .array(let fields) = value, case .string(let tag)? = fields.first,
+    guard case .array(var fields) = value, case .string(let tag)? = fields.first,
       let version = version(ofTag: tag)
     else { return .foreign }
     if version == 2, tag == "z2" { return .state }
     if version == 3, tag == "z3" { return .compressed }
     guard version == 1 else { return .unsupported(tag: tag) }
-    guard (4...6).contains(fields.count) else { return .malformed }
+    if SentTime.carries(fields) { fields.removeLast() }
+    guard fields.count == 4 else { return .malformed }
     guard case .integer(let generation) = fields[1], (1...believableGeneration).contains(generation) else {
       return .malformed
     }
     guard case .string(let origin) = fields[2], (1...64).contains(origin.count) else { return .malformed }
-    // A fifth field lists the other devices' writes the state includes: origin and
-    // earlier generation pairs.
-    if fields.count >= 5 {
-      guard case .array(let history) = fields[4], history.count.isMultiple(of: 2), history.count <= 128 else {
-        return .malformed
-      }
-      for index in stride(from: 0, to: history.count, by: 2) {
-        guard case .string(let name) = history[index], name.count <= 64,
-          case .integer(let earlier) = history[index + 1],
-          (0..<generation).contains(earlier)
-        else { return .malformed }
-      }
-    }
-    let content: PropertyListValue?
     if tag.hasSuffix("d") {
       guard case .date = fields[3] else { return .malformed }
-      content = nil
-    } else {
-      content = fields[3]
+      return .record(value: nil)
     }
-    // A sixth field says what a merged state is made of; its rules (stamps that name the
-    // record's writes) are checked by MergeHistoryTests, so either outcome is fine here.
-    return fields.count == 6 ? .recordOrMalformed(value: content) : .record(value: content)
+    return .record(value: fields[3])
   }
 
   /// The second field of an array, when it is an integer.
