@@ -25,13 +25,6 @@ struct UbiquitousNotificationNames: Sendable, Hashable {
   var reasonKey: String
   /// The `userInfo` key of the changed keys, an array of strings.
   var changedKeysKey: String
-
-  /// Creates a set of names.
-  init(didChangeExternally: Notification.Name, reasonKey: String, changedKeysKey: String) {
-    self.didChangeExternally = didChangeExternally
-    self.reasonKey = reasonKey
-    self.changedKeysKey = changedKeysKey
-  }
 }
 
 #if canImport(Darwin)
