@@ -40,7 +40,7 @@ extension EngineState {
   /// Whether `key`'s records are stored compressed: listed in
   /// ``SyncConfiguration/compressedKeys``, or declared so by a typed key.
   func compresses(_ key: String) -> Bool {
-    configuration.compressedKeys.contains(key) || typedCompressedKeys.contains(key)
+    configuration.compressedKeys.contains(key) || typedKeys[key]?.isCompressed == true
   }
 
   /// `record` as the store is to hold it: in a ``CompressedRecord`` envelope when `key`

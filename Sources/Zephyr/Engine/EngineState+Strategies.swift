@@ -1,31 +1,32 @@
 import Foundation
 
+/// What a ``SyncKey`` declares, kept by the coordinator from the key's first use (see
+/// ``EngineState/typedKeys``): its strategy, its `.set` capacity, and whether its record
+/// is stored compressed.
+struct KeyDeclaration: Sendable {
+  var strategy: MergeStrategy
+  var capacity: Int?
+  var isCompressed: Bool
+}
+
 /// How each key merges: the app's ``SyncConfiguration/mergeStrategies`` and
 /// ``SyncConfiguration/setCapacities`` first, then what a typed key declared at its first
-/// use (kept here, never written into the app's configuration), else last-writer-wins.
+/// use (never written into the app's configuration), else last-writer-wins.
 extension EngineState {
   /// The strategy a device declares for `key`.
   func strategy(of key: String) -> MergeStrategy {
-    configuration.mergeStrategies[key] ?? typedStrategies[key] ?? .lastWriterWins
+    configuration.mergeStrategies[key] ?? typedKeys[key]?.strategy ?? .lastWriterWins
   }
 
   /// The most elements `key` keeps when merged by `.set`; `nil` for no limit.
   func capacity(of key: String) -> Int? {
-    configuration.setCapacities[key] ?? typedCapacities[key]
+    configuration.setCapacities[key] ?? typedKeys[key]?.capacity
   }
 
   /// Whether deciding may call a `.custom` strategy, which is user code.
   var hasCustomStrategy: Bool {
     let isCustom = { (strategy: MergeStrategy) in if case .custom = strategy { true } else { false } }
     return configuration.mergeStrategies.values.contains(where: isCustom)
-      || typedStrategies.values.contains(where: isCustom)
-  }
-
-  /// Records the strategy (and capacity) a typed key declares, at its first use. A
-  /// last-writer-wins key records nothing: that is what an unlisted key does.
-  mutating func declare(_ strategy: MergeStrategy, capacity: Int?, for key: String) {
-    if case .lastWriterWins = strategy { return }
-    typedStrategies[key] = strategy
-    if let capacity { typedCapacities[key] = capacity }
+      || typedKeys.values.contains { isCustom($0.strategy) }
   }
 }

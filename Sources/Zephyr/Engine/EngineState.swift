@@ -11,15 +11,11 @@ struct EngineState: Sendable {
   var monitoredKeys: Set<String> = []
   /// Prefixes whose keys are monitored as they appear (`account.v2.`).
   var monitoredPrefixes: Set<String> = []
-  /// Keys used through a ``SyncKey``: monitored on first use, and only then.
-  var typedKeys: Set<String> = []
-  /// Keys a typed key declared `compressed: true`; compressed like those of
-  /// ``SyncConfiguration/compressedKeys``, which is left as the app set it.
-  var typedCompressedKeys: Set<String> = []
-  /// The strategies and `.set` capacities typed keys declared at their first use; the
-  /// configuration's entries win (see ``strategy(of:)``), and is left as the app set it.
-  var typedStrategies: [String: MergeStrategy] = [:]
-  var typedCapacities: [String: Int] = [:]
+  /// Keys used through a ``SyncKey`` (monitored from their first use, and only then), with
+  /// what the key declared at that use: the only place a typed key's strategy, capacity
+  /// and compression live. The configuration's entries win (see ``strategy(of:)``); it is
+  /// left as the app set it.
+  var typedKeys: [String: KeyDeclaration] = [:]
   var deviceID: String
   var ledger: Ledger
   var journal = LedgerJournal()

@@ -107,13 +107,15 @@ extension SyncCoordinator {
   @discardableResult
   func use<Value>(_ key: SyncKey<Value>, reconciling: Bool = true) -> Bool {
     let first = state.withLock { state -> Bool in
+      guard let declared = state.typedKeys[key.name] else {
+        // Before the reconcile is scheduled: it merges with the key's strategy.
+        state.typedKeys[key.name] = key.declaration
+        state.monitoredKeys.formUnion(state.admit([key.name]))
+        return true
+      }
       // Before its first push: a key declared compressed by any of its typed keys is.
-      if key.isCompressed { state.typedCompressedKeys.insert(key.name) }
-      guard state.typedKeys.insert(key.name).inserted else { return false }
-      state.monitoredKeys.formUnion(state.admit([key.name]))
-      // Before the reconcile is scheduled: it merges with the key's strategy.
-      state.declare(key.merge, capacity: key.mergeCapacity, for: key.name)
-      return true
+      if key.isCompressed, !declared.isCompressed { state.typedKeys[key.name]?.isCompressed = true }
+      return false
     }
     guard first else { return false }
     if reconciling { reconcileOnFirstUse(key.name) }

@@ -28,14 +28,12 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   /// registered or passed as a launch argument), or one of another type. Never written:
   /// a default is not a setting, and is never uploaded.
   public let defaultValue: Value
-  /// What the key does when two devices changed it to different values; see
-  /// ``MergeStrategy``. An entry for the same key in
-  /// ``SyncConfiguration/mergeStrategies`` takes precedence, and a record in the store
+  /// What the key does when two devices changed it to different values: the `merge:` it
+  /// was created with, its ``Merge/strategy`` and, for `.set(capacity:)`, its
+  /// ``Merge/capacity``. Entries for the same key in ``SyncConfiguration/mergeStrategies``
+  /// and ``SyncConfiguration/setCapacities`` take precedence, and a record in the store
   /// names the strategy every device merges it by (see <doc:MergeSemantics>).
-  public let merge: MergeStrategy
-  /// The most elements a `.set` key keeps (``Merge/set(capacity:)``); `nil` for no limit.
-  /// An entry for the same key in ``SyncConfiguration/setCapacities`` takes precedence.
-  public let mergeCapacity: Int?
+  public let merge: Merge
   /// Whether the key's record is stored compressed in the store (`UserDefaults` keeps
   /// the plain value); see ``init(_:default:compressed:)``. A coordinator compresses the
   /// key from its first use, beside the keys of ``SyncConfiguration/compressedKeys``
@@ -95,8 +93,7 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   public init(_ name: String, default defaultValue: Value, merge: Merge, compressed: Bool) {
     self.name = name
     self.defaultValue = defaultValue
-    self.merge = merge.strategy
-    self.mergeCapacity = merge.capacity
+    self.merge = merge
     self.isCompressed = compressed
   }
 
@@ -114,5 +111,10 @@ public struct SyncKey<Value: SyncValue>: Sendable {
   /// of another type.
   func value(from stored: PropertyListValue?) -> Value {
     stored.flatMap(Value.init(propertyList:)) ?? defaultValue
+  }
+
+  /// What the key declares, as the coordinator keeps it from the key's first use.
+  var declaration: KeyDeclaration {
+    KeyDeclaration(strategy: merge.strategy, capacity: merge.capacity, isCompressed: isCompressed)
   }
 }
