@@ -103,6 +103,13 @@ public struct SyncConfiguration: Sendable {
   /// `.custom` one for your own rule). It runs on the operation's thread with no lock
   /// held; keep it pure and fast.
   ///
+  /// Why two hooks take the same ``ConflictResolver``: this one is one device's decision
+  /// between its value and the store's, for every last-writer-wins key at once; its
+  /// outcome is pushed as a new write, so it may prefer this device (`.keepLocal`). A
+  /// ``MergeStrategy/custom(_:)`` strategy is declared per key and folded by every device
+  /// over the key's concurrent writes, with no push to agree, so it must give every device
+  /// the same value. A rule written for one runs in the other.
+  ///
   /// ```swift
   /// configuration.conflictResolver = { conflict in
   ///   if conflict.key == "highScore", case .integer(let mine)? = conflict.local,
