@@ -4,8 +4,10 @@ import ZephyrTesting
 
 @testable import Zephyr
 
-/// Strategy keys at their edges, one test per problem a review of the merge found.
-struct StrategyEdgeTests {
+/// Strategy keys over unusual values converge and lose nothing: NaN under `.max`,
+/// dictionaries under `.custom`, foreign values, arrays of non-arrays, an account change,
+/// a delete beside a value, an element equal to the store's.
+struct StrategyUnusualValueTests {
   /// The larger dictionary wins; ties go to the later write.
   private static let moreEntries = MergeStrategy.custom { conflict in
     guard case .dictionary(let mine)? = conflict.local, case .dictionary(let theirs)? = conflict.remote else {
@@ -145,7 +147,7 @@ struct StrategyEdgeTests {
   }
 }
 
-extension StrategyEdgeTests {
+extension StrategyUnusualValueTests {
   /// Seed 116540. `.max` and `.min` keep the extreme of the values written alongside a
   /// delete, whatever their order: folded in stamp order, the delete once replaced the
   /// larger value before the smaller, later one replaced the delete.
@@ -169,7 +171,7 @@ extension StrategyEdgeTests {
   }
 }
 
-extension StrategyEdgeTests {
+extension StrategyUnusualValueTests {
   /// A `.set` key holding values that are no arrays (an older build wrote strings) is
   /// refused by name on each device, which keeps its own value: never merged to an empty
   /// array, never silently last-writer-wins.

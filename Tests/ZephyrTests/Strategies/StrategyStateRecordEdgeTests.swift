@@ -4,8 +4,10 @@ import ZephyrTesting
 
 @testable import Zephyr
 
-/// Strategy keys at the edges a review of the state records found, one test each.
-struct StrategyReviewTests {
+/// State records at their edges: a forged generation is refused, the parts of one write
+/// have one order, a `.custom` key merged before its first use keeps every sibling, an
+/// emptied list and a deleted one stay apart.
+struct StrategyStateRecordEdgeTests {
   /// A state record whose context claims a generation far above anything the device has
   /// seen is refused as forged: it would pin the device's clock, and then every write
   /// would reuse one name.

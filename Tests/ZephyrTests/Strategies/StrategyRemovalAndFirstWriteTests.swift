@@ -4,9 +4,10 @@ import ZephyrTesting
 
 @testable import Zephyr
 
-/// Strategy keys are state, not values (issue 18): one regression test per flow that lost
-/// or brought back data before the whole merge state travelled in the record.
-struct StrategyStateTests {
+/// A strategy key's removal or lowering made after every device showed the merge sticks,
+/// and a device with no history (a new install, a lost ledger, an extension) adds to the
+/// cloud's state, never erasing it.
+struct StrategyRemovalAndFirstWriteTests {
   private static let favorites = SyncKey<[String]>("fav", default: [], merge: .set)
 
   private func rounds(_ harness: Harness, _ count: Int) {
