@@ -7,18 +7,21 @@ extension SyncCoordinator {
   /// ``sync()``: the whole persistent domain, every key the store and the ledger know;
   /// then old tombstones are collected.
   func syncEverything(_ effects: inout OperationEffects) {
-    removeLegacyStamp()
     let local: UserDefaultsDomain.Snapshot
-    let remote: [String: PropertyListValue]
+    var remote: [String: PropertyListValue]
+    let stamp = KeyPolicy.legacySyncKey
     if domain.persistentName != nil {
       local = callingOut { domain.persistentValues() }
       remote = callingOut { store.allValues() }
+      removeLegacyStamp(inDomain: local.values[stamp] != nil || local.unreadable.contains(stamp))
     } else {
       // An unnamed suite's domain cannot be listed: its keys are those Zephyr knows of.
       remote = callingOut { store.allValues() }
       let known = state.withLock { $0.monitoredKeys.union($0.ledger.entries.keys) }
       local = callingOut { domain.persistentValues(of: known.union(remote.keys)) }
+      removeLegacyStamp()
     }
+    remote[stamp] = nil
     verifyEpoch(local.epoch)
     let keys = state.withLock { state -> [String] in
       for key in local.unreadable.sorted() where KeyPolicy.exclusion(of: key) == nil {
@@ -304,14 +307,16 @@ extension SyncCoordinator {
   }
 
   /// Zephyr 4 kept one timestamp for the whole store under `ZephyrSyncKey`; it is never
-  /// synced and is removed wherever it is found.
-  func removeLegacyStamp() {
+  /// synced and is removed wherever it is found. `inDomain`: whether a snapshot of the
+  /// persistent domain, read anyway, shows it (`nil`: read the key, which on Linux costs a
+  /// copy of the whole domain).
+  func removeLegacyStamp(inDomain: Bool? = nil) {
     let key = KeyPolicy.legacySyncKey
     if callingOut({ store.value(forKey: key) }) != nil, mayWrite(.store(key)) {
       callingOut { store.removeValue(forKey: key) }
       state.withLock { $0.debug("removed Zephyr 4's \(key) from the store") }
     }
-    if callingOut({ domain.containsAnyValue(forKey: key) }) {
+    if inDomain ?? callingOut({ domain.containsAnyValue(forKey: key) }) {
       writeLocally(key, nil)
     }
   }

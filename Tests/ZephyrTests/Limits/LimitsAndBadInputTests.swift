@@ -66,6 +66,27 @@ struct LimitsAndBadInputTests {
     #expect(Set(harness.cloud.serverValues.keys) == ["theme"])
   }
 
+  /// A full `sync()` finds Zephyr 4's stamp in the domain and store snapshots it reads
+  /// anyway: no `object(forKey:)` of its own (on Linux such a read costs a copy of the
+  /// whole domain, a tenth of a steady sync). A stamp written later is still removed.
+  @Test func aFullSyncLooksForTheLegacyStampInItsSnapshots() {
+    let harness = Harness()
+    let (coordinator, defaults, suiteName) = InboundReadTests.countingDevice(harness)
+    defer { defaults.removePersistentDomain(forName: suiteName) }
+    coordinator.sync()
+    let before = defaults.reads(of: KeyPolicy.legacySyncKey)
+    coordinator.sync()
+    #expect(defaults.reads(of: KeyPolicy.legacySyncKey) == before, "a steady sync read the stamp on its own")
+
+    defaults.set(Date(timeIntervalSince1970: 50), forKey: KeyPolicy.legacySyncKey)
+    harness.cloud.setServerValue(.date(Date(timeIntervalSince1970: 100)), forKey: KeyPolicy.legacySyncKey)
+    harness.cloud.download(to: "B", notify: false)
+    coordinator.sync()
+    harness.cloud.upload()
+    #expect(defaults.persistentDomain(forName: suiteName)?[KeyPolicy.legacySyncKey] == nil)
+    #expect(harness.cloud.serverValues[KeyPolicy.legacySyncKey] == nil)
+  }
+
   @Test func zephyrFiveMetadataIsNeverSyncedAsUserData() {
     let harness = Harness()
     let a = harness.device("A", monitored: ["Zephyr.v5.versions"])
