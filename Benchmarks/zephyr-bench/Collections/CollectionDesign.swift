@@ -132,11 +132,13 @@ extension EngineSetDesign where Value == [Int] {
 }
 
 extension EngineSetDesign where Value == [StarredArticle] {
-  /// Starred articles, merged as a set, stored compressed or not.
-  convenience init(name: String, cloud: SimulatedCloud, tag: String, compressed: Bool) {
+  /// Starred articles, merged as a set, stored compressed or not; `realistic`: with
+  /// varied titles and URLs (``StarredArticle/init(id:realistic:)``).
+  convenience init(name: String, cloud: SimulatedCloud, tag: String, compressed: Bool, realistic: Bool = false) {
     self.init(
       name: name, cloud: cloud, tag: tag,
-      key: SyncKey(Self.key, default: [], merge: .set, compressed: compressed), element: StarredArticle.init(id:),
+      key: SyncKey(Self.key, default: [], merge: .set, compressed: compressed),
+      element: { StarredArticle(id: $0, realistic: realistic) },
       elements: { $0.map(\.id) }, holds: { articles, id in articles.contains { $0.id == id } })
   }
 }
@@ -155,12 +157,25 @@ struct StarredArticle: Codable, SyncValue, Hashable {
     case date = "d"
   }
 
-  /// The article with this id; the same on every call.
-  init(id: UInt32) {
+  /// The article with this id; the same on every call. `realistic`: a title and a URL
+  /// of words drawn from ``BenchWords`` (seeded by the id), as feeds give them, rather
+  /// than one sentence repeated with a number, which compression flatters.
+  init(id: UInt32, realistic: Bool = false) {
     self.id = id
-    title = "Article \(id % 10_000): on syncing small settings"
-    url = "https://example.com/feed/\(id % 17)/\(id)"
     date = Date(timeIntervalSince1970: 1_700_000_000 + Double(id % 100_000) * 60)
+    guard realistic else {
+      title = "Article \(id % 10_000): on syncing small settings"
+      url = "https://example.com/feed/\(id % 17)/\(id)"
+      return
+    }
+    var random = SplitMix64(seed: UInt64(id) &* 0x2545_F491_4F6C_DD1D ^ 0x5EED_A271)
+    let words = BenchWords.draw(4 + Int(random.next() % 7), using: &random)
+    title = words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ")
+    let site = BenchWords.sites[Int(random.next() % UInt64(BenchWords.sites.count))]
+    let year = 2019 + random.next() % 7
+    let month = 1 + random.next() % 12
+    url =
+      "https://\(site)/\(year)/\(month < 10 ? "0" : "")\(month)/\(words.prefix(5).joined(separator: "-"))-\(id % 9_973)"
   }
 }
 
@@ -254,8 +269,10 @@ final class HandRolledJSONDesign: CollectionDesign {
   let stores: [SimulatedDevice]
   private let suites: [(name: String, defaults: ReadCountingDefaults)]
   private var held: [[UInt32: StarredArticle]]
+  private let realistic: Bool
 
-  init(cloud: SimulatedCloud, tag: String) {
+  init(cloud: SimulatedCloud, tag: String, realistic: Bool = false) {
+    self.realistic = realistic
     (stores, suites) = handRolledDevices(cloud: cloud, tag: "\(tag)-json")
     held = Array(repeating: [:], count: stores.count)
   }
@@ -272,7 +289,7 @@ final class HandRolledJSONDesign: CollectionDesign {
   }
 
   func insert(_ ids: [UInt32], on index: Int, waiting: Bool) {
-    for id in ids { held[index][id] = StarredArticle(id: id) }
+    for id in ids { held[index][id] = StarredArticle(id: id, realistic: realistic) }
     write(on: index)
   }
 
@@ -304,7 +321,7 @@ final class HandRolledJSONDesign: CollectionDesign {
 
 /// Three devices of a hand-rolled design: their stores (downloaded, as an app that has
 /// run before) and fresh suites, without a coordinator.
-private func handRolledDevices(
+func handRolledDevices(
   cloud: SimulatedCloud, tag: String
 ) -> ([SimulatedDevice], [(name: String, defaults: ReadCountingDefaults)]) {
   let stores = ["A", "B", "C"].map { cloud.device($0, initiallyDownloaded: true) }
