@@ -50,9 +50,10 @@ enum FavoriteID {
     return (words + [String(id, radix: 36)]).joined(separator: "-")
   }
 
-  /// The number `string` names; `nil` for a string no ``string(for:)`` made.
+  /// The number `string` names; `nil` for a string no ``string(for:)`` made. (A slug
+  /// begins with a lowercase word; a UUID-like id with a digit or an uppercase letter.)
   static func id(of string: String) -> UInt32? {
-    if string.count == 36, string.dropFirst(8).first == "-" { return UInt32(string.prefix(8), radix: 16) }
+    if string.first?.isLowercase == false { return UInt32(string.prefix(8), radix: 16) }
     return string.split(separator: "-").last.flatMap { UInt32($0, radix: 36) }
   }
 }
