@@ -29,6 +29,10 @@ protocol CollectionDesign: AnyObject {
   func readDefaults(on index: Int)
   /// How many times device `index` has read the key from `UserDefaults` so far.
   func defaultsReads(on index: Int) -> Int
+  /// The binary-plist bytes of the hand-rolled blob of the very elements device `index`
+  /// holds (JSON + DEFLATE, or joined lines), so that a record is compared with the same
+  /// elements; `nil` for a design that has none.
+  func sameElementsBlobBytes(on index: Int) -> Int?
 }
 
 extension CollectionDesign {
@@ -42,6 +46,8 @@ extension CollectionDesign {
 
   /// Every store write the devices made so far.
   var storeWrites: Int { stores.reduce(0) { $0 + $1.statistics.writes } }
+
+  func sameElementsBlobBytes(on index: Int) -> Int? { nil }
 }
 
 /// This engine with a typed key, any set value the element API edits; ids stand for
@@ -54,12 +60,14 @@ final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign {
   private let element: (UInt32) -> Value.SetElement
   private let elements: (Value) -> [UInt32]
   private let holds: (Value, UInt32) -> Bool
+  private let handRolledBlob: ((Value) -> PropertyListValue)?
 
   init(
     name: String, cloud: SimulatedCloud, tag: String, key: SyncKey<Value>,
     element: @escaping (UInt32) -> Value.SetElement, elements: @escaping (Value) -> [UInt32],
-    holds: @escaping (Value, UInt32) -> Bool
+    holds: @escaping (Value, UInt32) -> Bool, handRolledBlob: ((Value) -> PropertyListValue)? = nil
   ) {
+    self.handRolledBlob = handRolledBlob
     self.name = name
     self.cloud = cloud
     // Devices the app has run on before, as the hand-rolled ones (a new install's edits
@@ -111,6 +119,10 @@ final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign {
   func readDefaults(on index: Int) { _ = devices[index].defaults.object(forKey: Self.key) }
 
   func defaultsReads(on index: Int) -> Int { devices[index].defaults.reads(of: Self.key) }
+
+  func sameElementsBlobBytes(on index: Int) -> Int? {
+    handRolledBlob.map { SimulatedCloud.binaryPlistSize(of: $0(devices[index].coordinator[syncKey])) }
+  }
 }
 
 extension EngineSetDesign where Value == PackedSet<UInt32> {
@@ -139,7 +151,8 @@ extension EngineSetDesign where Value == [StarredArticle] {
       name: name, cloud: cloud, tag: tag,
       key: SyncKey(Self.key, default: [], merge: .set, compressed: compressed),
       element: { StarredArticle(id: $0, realistic: realistic) },
-      elements: { $0.map(\.id) }, holds: { articles, id in articles.contains { $0.id == id } })
+      elements: { $0.map(\.id) }, holds: { articles, id in articles.contains { $0.id == id } },
+      handRolledBlob: { .data(HandRolledJSONDesign.blob(of: $0)) })
   }
 }
 
@@ -279,11 +292,16 @@ final class HandRolledJSONDesign: CollectionDesign {
 
   deinit { for suite in suites { suite.defaults.removePersistentDomain(forName: suite.name) } }
 
-  private func write(on index: Int) {
-    let articles = held[index].values.sorted { $0.id < $1.id }
+  /// The articles as JSON, compressed: what the app stores.
+  static func blob(of articles: [StarredArticle]) -> Data {
     guard let json = try? JSONEncoder().encode(articles), let blob = try? Deflate.compress(json) else {
       fatalError("cannot encode the starred articles")
     }
+    return blob
+  }
+
+  private func write(on index: Int) {
+    let blob = Self.blob(of: held[index].values.sorted { $0.id < $1.id })
     suites[index].defaults.set(blob, forKey: Self.key)
     stores[index].setValue(.data(blob), forKey: Self.key)
   }

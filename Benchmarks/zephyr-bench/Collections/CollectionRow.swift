@@ -6,6 +6,9 @@ struct CollectionRow: Codable, Equatable {
   var workload: String
   var ids: Int
   var recordBytes: Int
+  /// ``recordBytes`` over the hand-rolled blob of the very elements the record holds
+  /// (the hand-rolled design's own record lost some: the last writer won).
+  var recordOverSameElementsBlob: Double?
   var storeWritesPerEdit: Double
   var insertMilliseconds: Double
   var batchPushMilliseconds: Double
@@ -50,6 +53,7 @@ struct CollectionRow: Codable, Equatable {
   enum CodingKeys: String, CodingKey {
     case design, workload, ids
     case recordBytes = "record_bytes"
+    case recordOverSameElementsBlob = "record_over_same_elements_blob"
     case storeWritesPerEdit = "store_writes_per_edit"
     case insertMilliseconds = "insert_ms"
     case batchPushMilliseconds = "batch_push_ms"

@@ -62,6 +62,7 @@ final class CollectionRun {
   private var defaultsReadTimes: [Double] = []
   private var readTimes: [Double] = []
   private var settled: (final: Set<UInt32>, writesPerEdit: Double, rounds: Int, recordBytes: Int)?
+  private var sameElementsBlobBytes: Int?
 
   init(_ workload: CollectionWorkload, design: any CollectionDesign, cloud: SimulatedCloud) {
     self.workload = workload
@@ -135,6 +136,7 @@ final class CollectionRun {
     let writesPerEdit = Double(design.storeWrites - writesBefore) / Double(edits)
     let rounds = converge()
     settled = (design.ids(on: 0), writesPerEdit, rounds, design.recordBytes(in: cloud))
+    sameElementsBlobBytes = design.sameElementsBlobBytes(on: 0)
   }
 
   /// One inbound change: B marks `inboundBatch` ids (one edit); its record reaches A's
@@ -188,6 +190,7 @@ final class CollectionRun {
     let offlineAdds = Double(workload.offlineAdds)
     return CollectionRow(
       design: design.name, workload: workload.name, ids: final.count, recordBytes: recordBytes,
+      recordOverSameElementsBlob: sameElementsBlobBytes.map { ratio(Double(recordBytes), Double($0)) },
       storeWritesPerEdit: (writesPerEdit * 100).rounded() / 100, insertMilliseconds: milliseconds(median(insertTimes)),
       batchPushMilliseconds: milliseconds(median(pushTimes)),
       insertWithPushShareMilliseconds: milliseconds(median(insertTimes) + median(pushTimes) / offlineAdds),

@@ -64,7 +64,8 @@ extension EngineSetDesign where Value == [String] {
     self.init(
       name: name, cloud: cloud, tag: tag, key: SyncKey(Self.key, default: [], merge: merge),
       element: FavoriteID.string(for:), elements: { $0.compactMap(FavoriteID.id(of:)) },
-      holds: { $0.contains(FavoriteID.string(for: $1)) })
+      holds: { $0.contains(FavoriteID.string(for: $1)) },
+      handRolledBlob: { .string($0.sorted().joined(separator: "\n")) })
   }
 }
 
