@@ -35,11 +35,16 @@ if CommandLine.arguments.dropFirst().first == "collections-profile" {
   let cloud = SimulatedCloud()
   let capacity = Int(ProcessInfo.processInfo.environment["CAPACITY"] ?? "")
   let starred = ProcessInfo.processInfo.environment["STARRED"] != nil
-  let design: any CollectionDesign =
-    starred
-    ? EngineSetDesign<[StarredArticle]>(name: "codable set", cloud: cloud, tag: "profile", compressed: false)
-    : EngineSetDesign<PackedSet<UInt32>>(
+  let strings = ProcessInfo.processInfo.environment["STRINGS"] != nil
+  let design: any CollectionDesign
+  if strings {
+    design = EngineSetDesign<[String]>(name: "string set", cloud: cloud, tag: "profile", merge: .set)
+  } else if starred {
+    design = EngineSetDesign<[StarredArticle]>(name: "codable set", cloud: cloud, tag: "profile", compressed: false)
+  } else {
+    design = EngineSetDesign<PackedSet<UInt32>>(
       name: "packed set", cloud: cloud, tag: "profile", merge: capacity.map { .set(capacity: $0) } ?? .set)
+  }
   let count = Int(ProcessInfo.processInfo.environment["COUNT"] ?? "")
   var workload = CollectionWorkload(name: "profile", initialCount: count ?? (starred ? 300 : 25_000))
   workload.capacity = capacity

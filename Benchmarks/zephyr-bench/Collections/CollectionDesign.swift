@@ -29,6 +29,10 @@ protocol CollectionDesign: AnyObject {
   func readDefaults(on index: Int)
   /// How many times device `index` has read the key from `UserDefaults` so far.
   func defaultsReads(on index: Int) -> Int
+  /// The binary-plist bytes of the hand-rolled blob of the very elements device `index`
+  /// holds (JSON + DEFLATE, or joined lines), so that a record is compared with the same
+  /// elements; `nil` for a design that has none.
+  func sameElementsBlobBytes(on index: Int) -> Int?
 }
 
 extension CollectionDesign {
@@ -42,6 +46,8 @@ extension CollectionDesign {
 
   /// Every store write the devices made so far.
   var storeWrites: Int { stores.reduce(0) { $0 + $1.statistics.writes } }
+
+  func sameElementsBlobBytes(on index: Int) -> Int? { nil }
 }
 
 /// This engine with a typed key, any set value the element API edits; ids stand for
@@ -54,12 +60,14 @@ final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign {
   private let element: (UInt32) -> Value.SetElement
   private let elements: (Value) -> [UInt32]
   private let holds: (Value, UInt32) -> Bool
+  private let handRolledBlob: ((Value) -> PropertyListValue)?
 
   init(
     name: String, cloud: SimulatedCloud, tag: String, key: SyncKey<Value>,
     element: @escaping (UInt32) -> Value.SetElement, elements: @escaping (Value) -> [UInt32],
-    holds: @escaping (Value, UInt32) -> Bool
+    holds: @escaping (Value, UInt32) -> Bool, handRolledBlob: ((Value) -> PropertyListValue)? = nil
   ) {
+    self.handRolledBlob = handRolledBlob
     self.name = name
     self.cloud = cloud
     // Devices the app has run on before, as the hand-rolled ones (a new install's edits
@@ -111,6 +119,10 @@ final class EngineSetDesign<Value: SetSyncValue>: CollectionDesign {
   func readDefaults(on index: Int) { _ = devices[index].defaults.object(forKey: Self.key) }
 
   func defaultsReads(on index: Int) -> Int { devices[index].defaults.reads(of: Self.key) }
+
+  func sameElementsBlobBytes(on index: Int) -> Int? {
+    handRolledBlob.map { SimulatedCloud.binaryPlistSize(of: $0(devices[index].coordinator[syncKey])) }
+  }
 }
 
 extension EngineSetDesign where Value == PackedSet<UInt32> {
@@ -132,12 +144,15 @@ extension EngineSetDesign where Value == [Int] {
 }
 
 extension EngineSetDesign where Value == [StarredArticle] {
-  /// Starred articles, merged as a set, stored compressed or not.
-  convenience init(name: String, cloud: SimulatedCloud, tag: String, compressed: Bool) {
+  /// Starred articles, merged as a set, stored compressed or not; `realistic`: with
+  /// varied titles and URLs (``StarredArticle/init(id:realistic:)``).
+  convenience init(name: String, cloud: SimulatedCloud, tag: String, compressed: Bool, realistic: Bool = false) {
     self.init(
       name: name, cloud: cloud, tag: tag,
-      key: SyncKey(Self.key, default: [], merge: .set, compressed: compressed), element: StarredArticle.init(id:),
-      elements: { $0.map(\.id) }, holds: { articles, id in articles.contains { $0.id == id } })
+      key: SyncKey(Self.key, default: [], merge: .set, compressed: compressed),
+      element: { StarredArticle(id: $0, realistic: realistic) },
+      elements: { $0.map(\.id) }, holds: { articles, id in articles.contains { $0.id == id } },
+      handRolledBlob: { .data(HandRolledJSONDesign.blob(of: $0)) })
   }
 }
 
@@ -155,12 +170,25 @@ struct StarredArticle: Codable, SyncValue, Hashable {
     case date = "d"
   }
 
-  /// The article with this id; the same on every call.
-  init(id: UInt32) {
+  /// The article with this id; the same on every call. `realistic`: a title and a URL
+  /// of words drawn from ``BenchWords`` (seeded by the id), as feeds give them, rather
+  /// than one sentence repeated with a number, which compression flatters.
+  init(id: UInt32, realistic: Bool = false) {
     self.id = id
-    title = "Article \(id % 10_000): on syncing small settings"
-    url = "https://example.com/feed/\(id % 17)/\(id)"
     date = Date(timeIntervalSince1970: 1_700_000_000 + Double(id % 100_000) * 60)
+    guard realistic else {
+      title = "Article \(id % 10_000): on syncing small settings"
+      url = "https://example.com/feed/\(id % 17)/\(id)"
+      return
+    }
+    var random = SplitMix64(seed: UInt64(id) &* 0x2545_F491_4F6C_DD1D ^ 0x5EED_A271)
+    let words = BenchWords.draw(4 + Int(random.next() % 7), using: &random)
+    title = words.map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined(separator: " ")
+    let site = BenchWords.sites[Int(random.next() % UInt64(BenchWords.sites.count))]
+    let year = 2019 + random.next() % 7
+    let month = 1 + random.next() % 12
+    url =
+      "https://\(site)/\(year)/\(month < 10 ? "0" : "")\(month)/\(words.prefix(5).joined(separator: "-"))-\(id % 9_973)"
   }
 }
 
@@ -254,25 +282,32 @@ final class HandRolledJSONDesign: CollectionDesign {
   let stores: [SimulatedDevice]
   private let suites: [(name: String, defaults: ReadCountingDefaults)]
   private var held: [[UInt32: StarredArticle]]
+  private let realistic: Bool
 
-  init(cloud: SimulatedCloud, tag: String) {
+  init(cloud: SimulatedCloud, tag: String, realistic: Bool = false) {
+    self.realistic = realistic
     (stores, suites) = handRolledDevices(cloud: cloud, tag: "\(tag)-json")
     held = Array(repeating: [:], count: stores.count)
   }
 
   deinit { for suite in suites { suite.defaults.removePersistentDomain(forName: suite.name) } }
 
-  private func write(on index: Int) {
-    let articles = held[index].values.sorted { $0.id < $1.id }
+  /// The articles as JSON, compressed: what the app stores.
+  static func blob(of articles: [StarredArticle]) -> Data {
     guard let json = try? JSONEncoder().encode(articles), let blob = try? Deflate.compress(json) else {
       fatalError("cannot encode the starred articles")
     }
+    return blob
+  }
+
+  private func write(on index: Int) {
+    let blob = Self.blob(of: held[index].values.sorted { $0.id < $1.id })
     suites[index].defaults.set(blob, forKey: Self.key)
     stores[index].setValue(.data(blob), forKey: Self.key)
   }
 
   func insert(_ ids: [UInt32], on index: Int, waiting: Bool) {
-    for id in ids { held[index][id] = StarredArticle(id: id) }
+    for id in ids { held[index][id] = StarredArticle(id: id, realistic: realistic) }
     write(on: index)
   }
 
@@ -304,7 +339,7 @@ final class HandRolledJSONDesign: CollectionDesign {
 
 /// Three devices of a hand-rolled design: their stores (downloaded, as an app that has
 /// run before) and fresh suites, without a coordinator.
-private func handRolledDevices(
+func handRolledDevices(
   cloud: SimulatedCloud, tag: String
 ) -> ([SimulatedDevice], [(name: String, defaults: ReadCountingDefaults)]) {
   let stores = ["A", "B", "C"].map { cloud.device($0, initiallyDownloaded: true) }

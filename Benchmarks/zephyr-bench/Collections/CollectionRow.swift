@@ -6,11 +6,20 @@ struct CollectionRow: Codable, Equatable {
   var workload: String
   var ids: Int
   var recordBytes: Int
+  /// ``recordBytes`` over the hand-rolled blob of the very elements the record holds
+  /// (the hand-rolled design's own record lost some: the last writer won).
+  var recordOverSameElementsBlob: Double?
   var storeWritesPerEdit: Double
   var insertMilliseconds: Double
   var batchPushMilliseconds: Double
   var insertWithPushShareMilliseconds: Double
+  /// The ids the other device marked (one edit) for each inbound change.
+  var inboundIDs: Int
+  /// The inbound change handled, until the device has written its value.
   var inboundMilliseconds: Double
+  /// One mark as an app makes it: one id inserted, then pushed on its own
+  /// (`waitForPendingLocalEdits()`); `nil` when the workload makes none.
+  var markWithPushMilliseconds: Double?
   /// One `UserDefaults.object(forKey:)` of the key's value on this platform, and how many
   /// an inbound change made, counted (the engine: one, just before writing, when the
   /// local value is the agreed one, so that an edit made meanwhile is not overwritten;
@@ -33,20 +42,25 @@ struct CollectionRow: Codable, Equatable {
   var insertWithPushNanoseconds: Double = 0
   var inboundNanosecondsMedian: Double = 0
   var inboundBeyondReadsNanoseconds: Double = 0
+  var markWithPushNanoseconds: Double = 0
   /// Set by ``CollectionsBench`` against the group's hand-rolled blob.
   var insertOverHandRolled: Double? = nil
   var insertWithPushOverHandRolled: Double? = nil
   var inboundOverHandRolled: Double? = nil
   var inboundBeyondReadsOverHandRolled: Double? = nil
+  var markWithPushOverHandRolled: Double? = nil
 
   enum CodingKeys: String, CodingKey {
     case design, workload, ids
     case recordBytes = "record_bytes"
+    case recordOverSameElementsBlob = "record_over_same_elements_blob"
     case storeWritesPerEdit = "store_writes_per_edit"
     case insertMilliseconds = "insert_ms"
     case batchPushMilliseconds = "batch_push_ms"
     case insertWithPushShareMilliseconds = "insert_with_push_share_ms"
+    case inboundIDs = "inbound_ids"
     case inboundMilliseconds = "inbound_ms"
+    case markWithPushMilliseconds = "mark_with_push_ms"
     case defaultsReadMilliseconds = "defaults_read_ms"
     case defaultsReadsPerInbound = "defaults_reads_per_inbound"
     case inboundBeyondReadsMilliseconds = "inbound_beyond_defaults_reads_ms"
@@ -60,5 +74,6 @@ struct CollectionRow: Codable, Equatable {
     case insertWithPushOverHandRolled = "insert_with_push_over_handrolled"
     case inboundOverHandRolled = "inbound_over_handrolled"
     case inboundBeyondReadsOverHandRolled = "inbound_beyond_defaults_reads_over_handrolled"
+    case markWithPushOverHandRolled = "mark_with_push_over_handrolled"
   }
 }

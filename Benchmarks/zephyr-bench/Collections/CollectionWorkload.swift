@@ -22,6 +22,11 @@ struct CollectionWorkload {
   var offlineAdds = 20
   /// How many of the first ids each of the first two devices removes, one edit.
   var removals = 25
+  /// How many ids the other device marks, as one edit, for each inbound change.
+  var inboundBatch = 1
+  /// Timed single marks as an app makes them: one id inserted, then pushed on its own
+  /// (`waitForPendingLocalEdits()`), on the first device; none skips the phase.
+  var singleMarks = 0
   /// Timed repetitions of an inbound change and of a read.
   var inboundRuns = 21
   var readRuns = 101
@@ -52,10 +57,12 @@ final class CollectionRun {
   private var insertTimes: [Double] = []
   private var pushTimes: [Double] = []
   private var inboundTimes: [Double] = []
+  private var markTimes: [Double] = []
   private var inboundReads = 0
   private var defaultsReadTimes: [Double] = []
   private var readTimes: [Double] = []
   private var settled: (final: Set<UInt32>, writesPerEdit: Double, rounds: Int, recordBytes: Int)?
+  private var sameElementsBlobBytes: Int?
 
   init(_ workload: CollectionWorkload, design: any CollectionDesign, cloud: SimulatedCloud) {
     self.workload = workload
@@ -77,6 +84,9 @@ final class CollectionRun {
     }
     for _ in 0..<(runs.first?.workload.inboundRuns ?? 0) {
       for run in runs { run.defaultsRead() }
+    }
+    for _ in 0..<(runs.first?.workload.singleMarks ?? 0) {
+      for run in runs { run.markSingly() }
     }
     for run in runs { run.probeReads() }
   }
@@ -126,19 +136,28 @@ final class CollectionRun {
     let writesPerEdit = Double(design.storeWrites - writesBefore) / Double(edits)
     let rounds = converge()
     settled = (design.ids(on: 0), writesPerEdit, rounds, design.recordBytes(in: cloud))
+    sameElementsBlobBytes = design.sameElementsBlobBytes(on: 0)
   }
 
-  /// One inbound change: B marks one id; its record reaches A's store untimed; A's
-  /// handling of the change is timed.
+  /// One inbound change: B marks `inboundBatch` ids (one edit); its record reaches A's
+  /// store untimed; A's handling of the change, until A has written its value, is timed.
   private func inboundChange() {
-    guard let id = freshIDs(1).first else { return }
-    design.insert([id], on: 1, waiting: true)
+    let ids = freshIDs(workload.inboundBatch)
+    guard let id = ids.last else { return }
+    design.insert(ids, on: 1, waiting: true)
     cloud.upload(from: "B")
     cloud.download(to: "A", notify: false)
     let readsBefore = design.defaultsReads(on: 0)
     inboundTimes.append(nanoseconds { design.receive(on: 0) })
     inboundReads += design.defaultsReads(on: 0) - readsBefore
     precondition(design.contains(id, on: 0), "\(design.name): the inbound change did not reach A")
+  }
+
+  /// One mark as an app makes it: A inserts one id and pushes it at once (timed together).
+  private func markSingly() {
+    guard let id = freshIDs(1).first else { return }
+    markTimes.append(nanoseconds { design.insert([id], on: 0, waiting: true) })
+    precondition(design.contains(id, on: 0), "\(design.name): the single mark is not held")
   }
 
   /// One `UserDefaults` read of the key, as an inbound change may make.
@@ -171,10 +190,12 @@ final class CollectionRun {
     let offlineAdds = Double(workload.offlineAdds)
     return CollectionRow(
       design: design.name, workload: workload.name, ids: final.count, recordBytes: recordBytes,
+      recordOverSameElementsBlob: sameElementsBlobBytes.map { ratio(Double(recordBytes), Double($0)) },
       storeWritesPerEdit: (writesPerEdit * 100).rounded() / 100, insertMilliseconds: milliseconds(median(insertTimes)),
       batchPushMilliseconds: milliseconds(median(pushTimes)),
       insertWithPushShareMilliseconds: milliseconds(median(insertTimes) + median(pushTimes) / offlineAdds),
-      inboundMilliseconds: milliseconds(median(inboundTimes)),
+      inboundIDs: workload.inboundBatch, inboundMilliseconds: milliseconds(median(inboundTimes)),
+      markWithPushMilliseconds: markTimes.isEmpty ? nil : milliseconds(median(markTimes)),
       defaultsReadMilliseconds: milliseconds(median(defaultsReadTimes)),
       defaultsReadsPerInbound: (readsPerInbound * 100).rounded() / 100,
       inboundBeyondReadsMilliseconds: milliseconds(beyondReads), readMilliseconds: milliseconds(median(readTimes)),
@@ -182,7 +203,8 @@ final class CollectionRun {
       roundsToAgree: [firstRounds, rounds], trimmed: trimmed.count, trimKeepsNewestEdits: oldestKept >= newestTrimmed,
       insertNanosecondsMedian: median(insertTimes),
       insertWithPushNanoseconds: median(insertTimes) + median(pushTimes) / offlineAdds,
-      inboundNanosecondsMedian: median(inboundTimes), inboundBeyondReadsNanoseconds: beyondReads)
+      inboundNanosecondsMedian: median(inboundTimes), inboundBeyondReadsNanoseconds: beyondReads,
+      markWithPushNanoseconds: median(markTimes))
   }
 
   /// Uploads, delivers and syncs until every device holds the same ids (at most 10
@@ -218,6 +240,7 @@ enum CollectionsBench {
     var overTime = CollectionWorkload(name: "read history marked 25 at a time", initialCount: 25_000)
     overTime.batchSize = 25
     overTime.rotating = true
+    overTime.inboundBatch = 25
     rows += compare(overTime) { cloud, tag in
       [
         HandRolledBlobDesign(cloud: cloud(), tag: tag),
@@ -226,6 +249,7 @@ enum CollectionsBench {
     }
     var capped = CollectionWorkload(name: "read history trimmed to 20,000", initialCount: 25_000)
     capped.capacity = 20_000
+    capped.singleMarks = 21
     rows += compare(capped) { cloud, tag in
       [
         HandRolledBlobDesign(cloud: cloud(), tag: tag, capacity: 20_000),
@@ -240,15 +264,26 @@ enum CollectionsBench {
         EngineSetDesign<[Int]>(name: "array set", cloud: cloud(), tag: tag, merge: .set),
       ]
     }
-    var starred = CollectionWorkload(name: "starred (300 articles)", initialCount: 300)
-    starred.removals = 5
-    rows += compare(starred) { cloud, tag in
+    rows += compare(CollectionWorkload(name: "favorites (180 string ids)", initialCount: 180)) { cloud, tag in
       [
-        HandRolledJSONDesign(cloud: cloud(), tag: tag),
-        EngineSetDesign<[StarredArticle]>(name: "codable set", cloud: cloud(), tag: tag, compressed: false),
-        EngineSetDesign<[StarredArticle]>(
-          name: "codable set, compressed", cloud: cloud(), tag: tag, compressed: true),
+        HandRolledStringsDesign(cloud: cloud(), tag: tag),
+        EngineSetDesign<[String]>(name: "string set", cloud: cloud(), tag: tag, merge: .set),
       ]
+    }
+    for realistic in [false, true] {
+      var starred = CollectionWorkload(
+        name: realistic ? "starred (300 articles, varied titles)" : "starred (300 articles, one title repeated)",
+        initialCount: 300)
+      starred.removals = 5
+      rows += compare(starred) { cloud, tag in
+        [
+          HandRolledJSONDesign(cloud: cloud(), tag: tag, realistic: realistic),
+          EngineSetDesign<[StarredArticle]>(
+            name: "codable set", cloud: cloud(), tag: tag, compressed: false, realistic: realistic),
+          EngineSetDesign<[StarredArticle]>(
+            name: "codable set, compressed", cloud: cloud(), tag: tag, compressed: true, realistic: realistic),
+        ]
+      }
     }
     return rows
   }
@@ -273,12 +308,16 @@ enum CollectionsBench {
     let group = runs.map { $0.row() }
     let handRolled = group.first?.insertNanosecondsMedian ?? 0
     let handRolledInbound = group.first?.inboundNanosecondsMedian ?? 0
+    let handRolledMark = group.first?.markWithPushNanoseconds ?? 0
     return group.map { row in
       var row = row
       row.insertOverHandRolled = ratio(row.insertNanosecondsMedian, handRolled)
       row.insertWithPushOverHandRolled = ratio(row.insertWithPushNanoseconds, handRolled)
       row.inboundOverHandRolled = ratio(row.inboundNanosecondsMedian, handRolledInbound)
       row.inboundBeyondReadsOverHandRolled = ratio(row.inboundBeyondReadsNanoseconds, handRolledInbound)
+      if row.markWithPushMilliseconds != nil {
+        row.markWithPushOverHandRolled = ratio(row.markWithPushNanoseconds, handRolledMark)
+      }
       return row
     }
   }

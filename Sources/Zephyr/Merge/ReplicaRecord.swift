@@ -5,7 +5,7 @@ import Foundation
 /// the strategy that merges it.
 ///
 /// ```
-/// ["z2", 9, "k3f9qa", "set", ["b7d2mx.x1", "k3f9qa.q7"], <versions>, [[0, 7, "a", "b"], [1, 9, "c"]]]
+/// ["z2", 9, "k3f9qa", "dictionary", ["b7d2mx.x1", "k3f9qa.q7"], <versions>, [[0, 7, ["theme", "dark"]], [1, 9, ["size", 12]]]]
 /// ```
 ///
 /// 1. the format tag `z2`;
@@ -17,7 +17,9 @@ import Foundation
 /// 7. the groups, oldest write first: the writer's index in 5, the generation of the
 ///    write, then the parts it added that are still held (elements; `[key, value]`
 ///    entries; or one value). A collection's group with no part is a write of an empty
-///    collection (so the key reads as empty, not deleted).
+///    collection (so the key reads as empty, not deleted). A `.set`'s and a `.union`'s
+///    groups are one `Data` instead: the writes as numbers, then each element's bytes
+///    once, with no property-list object per element (see ``ElementMembership``).
 /// 8.–10. a packed set only (strategy `packed`): its groups are its writes only, as
 ///    varint pairs in one `Data` (see ``PackedMembership``); the ids are written once,
 ///    with the write of each.
@@ -107,6 +109,9 @@ extension ReplicaState {
             defer { previous = dot.generation }
             return [UInt64(index[dot.origin] ?? 0), dot.generation - previous]
           }))
+    } else if kind.holdsElements {
+      // The writes as numbers and each element's bytes once (see ``ElementMembership``).
+      list = .data(ElementMembership.encode(dots: dots, groups: groups, index: index))
     } else {
       list = .array(
         dots.map { dot in
@@ -154,6 +159,11 @@ extension ReplicaState {
       switch PackedMembership.decode(fields[4...], groupCount: writes.count) {
       case .success(let members):
         written = zip(writes, members).map { ($0.index, $0.generation, $1.map { .unsignedInteger($0) }) }
+      case .failure(let error): return .failure(error)
+      }
+    } else if kind.holdsElements, case .data(let blob) = fields[3] {
+      switch ElementMembership.decode(blob) {
+      case .success(let groups): written = groups
       case .failure(let error): return .failure(error)
       }
     } else {
