@@ -35,12 +35,12 @@ enum ElementMembership {
   /// writer's position in the state's writers.
   static func encode(dots: [Stamp], groups: [Stamp: [PropertyListValue]], index: [String: Int]) -> Data {
     var bytes: [UInt8] = [formatByte]
-    PackedIntegers.appendVarint(UInt64(dots.count), to: &bytes)
+    Varint.append(UInt64(dots.count), to: &bytes)
     var previous: UInt64 = 0
     for dot in dots {
-      PackedIntegers.appendVarint(UInt64(index[dot.origin] ?? 0), to: &bytes)
-      PackedIntegers.appendVarint(dot.generation - previous, to: &bytes)
-      PackedIntegers.appendVarint(UInt64(groups[dot]?.count ?? 0), to: &bytes)
+      Varint.append(UInt64(index[dot.origin] ?? 0), to: &bytes)
+      Varint.append(dot.generation - previous, to: &bytes)
+      Varint.append(UInt64(groups[dot]?.count ?? 0), to: &bytes)
       previous = dot.generation
     }
     var writer = ElementWriter()
@@ -51,7 +51,7 @@ enum ElementMembership {
       for part in groups[dot] ?? [] {
         if number > 0, let position = seen[part] {
           writer.bytes.append(ElementTag.repeated.rawValue)
-          PackedIntegers.appendVarint(UInt64(position), to: &writer.bytes)
+          Varint.append(UInt64(position), to: &writer.bytes)
           continue
         }
         if dots.count > 1 { seen[part] = seen.count }
@@ -136,10 +136,10 @@ private struct ElementWriter {
       appendText(text)
     case .integer(let number):
       tag(.integer)
-      PackedIntegers.appendVarint(UInt64(bitPattern: (number << 1) ^ (number >> 63)), to: &bytes)
+      Varint.append(UInt64(bitPattern: (number << 1) ^ (number >> 63)), to: &bytes)
     case .unsignedInteger(let number):
       tag(.unsignedInteger)
-      PackedIntegers.appendVarint(number, to: &bytes)
+      Varint.append(number, to: &bytes)
     case .double(let number):
       tag(.double)
       appendWord(number.bitPattern)
@@ -149,25 +149,25 @@ private struct ElementWriter {
       let seconds = date.timeIntervalSinceReferenceDate
       if abs(seconds) < 0x1p53, let whole = Int64(exactly: seconds), Double(whole).bitPattern == seconds.bitPattern {
         tag(.wholeSecondDate)
-        PackedIntegers.appendVarint(UInt64(bitPattern: (whole << 1) ^ (whole >> 63)), to: &bytes)
+        Varint.append(UInt64(bitPattern: (whole << 1) ^ (whole >> 63)), to: &bytes)
       } else {
         tag(.date)
         appendWord(seconds.bitPattern)
       }
     case .data(let data):
       tag(.data)
-      PackedIntegers.appendVarint(UInt64(data.count), to: &bytes)
+      Varint.append(UInt64(data.count), to: &bytes)
       bytes.append(contentsOf: data)
     case .array(let items):
       tag(.array)
-      PackedIntegers.appendVarint(UInt64(items.count), to: &bytes)
+      Varint.append(UInt64(items.count), to: &bytes)
       for item in items { append(item) }
     case .dictionary(let entries):
       tag(.dictionary)
-      PackedIntegers.appendVarint(UInt64(entries.count), to: &bytes)
+      Varint.append(UInt64(entries.count), to: &bytes)
       for (key, item) in entries.sorted(by: { $0.key < $1.key }) {
         if let position = keys[key] {
-          PackedIntegers.appendVarint(UInt64(position + 1), to: &bytes)
+          Varint.append(UInt64(position + 1), to: &bytes)
         } else {
           keys[key] = keys.count
           bytes.append(0)
@@ -179,7 +179,7 @@ private struct ElementWriter {
   }
 
   private mutating func appendText(_ text: String) {
-    PackedIntegers.appendVarint(UInt64(text.utf8.count), to: &bytes)
+    Varint.append(UInt64(text.utf8.count), to: &bytes)
     bytes.append(contentsOf: text.utf8)
   }
 
@@ -214,7 +214,7 @@ private struct ElementReader {
   }
 
   mutating func varint() throws(Damage) -> UInt64 {
-    guard let number = PackedIntegers.readVarint(bytes, at: &position) else {
+    guard let number = Varint.read(bytes, at: &position) else {
       throw Damage(reason: "is cut short or has an overlong number")
     }
     return number
