@@ -3,10 +3,10 @@ import Testing
 
 @testable import Zephyr
 
-/// The ledger writes values (a strategy key's merge state above all) in its own binary
-/// form, read back exactly, without a round trip through `PropertyListSerialization`
+/// The ledger writes values (a strategy key's merge state above all) as ``ValueWriter``
+/// writes them, read back exactly, without a round trip through `PropertyListSerialization`
 /// (which on Linux copies every `Data` byte by byte, and dominated an inbound change of a
-/// 25,000-id set); values an earlier build wrote as property lists still read.
+/// 25,000-id set).
 struct LedgerValueCodecTests {
   private static func written(_ value: PropertyListValue?) -> [UInt8] {
     var bytes: [UInt8] = []
@@ -58,11 +58,12 @@ struct LedgerValueCodecTests {
     #expect(throws: LedgerError.self) { try Self.read([2, 0xEE]) }
     #expect(throws: LedgerError.self, "a value marker nobody writes") { try Self.read([1, 0]) }
     #expect(throws: LedgerError.self) { try Self.read([9]) }
+    let array = ValueTag.array.rawValue
     // An array claiming more elements than bytes remain.
-    #expect(throws: LedgerError.self) { try Self.read([2, 8, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]) }
+    #expect(throws: LedgerError.self) { try Self.read([2, array, 0xFF, 0xFF, 0xFF, 0xFF, 0x0F]) }
     // Nested arrays far past any state's depth: refused, not a stack overflow.
-    // (Kind 8 is an array, here of one element.)
-    func nested(_ depth: Int) -> [UInt8] { [2] + Array(repeating: [UInt8(8), 1], count: depth).joined() + [8, 0] }
+    // (Each an array of one element.)
+    func nested(_ depth: Int) -> [UInt8] { [2] + Array(repeating: [array, 1], count: depth).joined() + [array, 0] }
     #expect(throws: Never.self) { try Self.read(nested(60)) }
     #expect(throws: LedgerError.self) { try Self.read(nested(100_000)) }
   }
