@@ -10,6 +10,7 @@ import ZephyrTesting
 //     swift run -c release zephyr-bench collections   # collections of ids only (Collections/)
 //     swift run -c release zephyr-bench cloudkit      # beyond 1 MB over SimulatedCloudKit (CloudKit/)
 //     swift run -c release zephyr-bench metrics   # steady sync and a typed set, metrics off/on
+//     swift run -c release zephyr-bench set-writers   # a .set key's record bytes, 24 writers
 //
 // Every time is a median over repeated runs, and each size measures its own floor in the
 // same run, so ratios hold on a noisy machine.
@@ -59,6 +60,10 @@ if CommandLine.arguments.dropFirst().first == "collections-profile" {
 }
 if CommandLine.arguments.dropFirst().first == "cloudkit" {
   print(BenchJSON.text(CloudKitBench.run()))
+  exit(0)
+}
+if CommandLine.arguments.dropFirst().first == "set-writers" {
+  print(BenchJSON.text(SetWritersBench.run()))
   exit(0)
 }
 if CommandLine.arguments.dropFirst().first == "metrics" {

@@ -20,6 +20,11 @@ import Foundation
 ///    collection (so the key reads as empty, not deleted). A `.set`'s and a `.union`'s
 ///    groups are one `Data` instead: the writes as numbers, then each element's bytes
 ///    once, with no property-list object per element (see ``ElementMembership``).
+/// 8. a `.set` or `.union` only, when a write gave an order its parts do not read in (a
+///    reorder, an insert in the middle): the ``ElementOrder``, as the writer's index in 5,
+///    the generation of the write, then its elements as varint positions in one `Data`
+///    (into the parts of 7, as listed; past them, into the elements not held, written in
+///    full after it). Most states have none: an append reads in order without one.
 /// 8.–10. a packed set only (strategy `packed`): its groups are its writes only, as
 ///    varint pairs in one `Data` (see ``PackedMembership``); the ids are written once,
 ///    with the write of each.
@@ -63,12 +68,13 @@ struct ReplicaRecord: Sendable, Equatable {
     // packed set.)
     var fields = fields
     var deleted: Date?
-    if fields.count == 8 || fields.count == 11, case .date(let date)? = fields.last {
+    if fields.count > 7, case .date(let date)? = fields.last {
       deleted = date
       fields.removeLast()
     }
-    guard fields.count == 7 || fields.count == 10 else {
-      return .failure(ReplicaDecodingError(reason: "record has \(fields.count) fields, expected 7 or 10 (and a date)"))
+    guard (7...8).contains(fields.count) || fields.count == 10 else {
+      return .failure(
+        ReplicaDecodingError(reason: "record has \(fields.count) fields, expected 7, 8 or 10 (and a date)"))
     }
     guard case .integer(let generation) = fields[1], generation >= 1, UInt64(generation) <= Generation.maximum else {
       return .failure(ReplicaDecodingError(reason: "generation is not an integer in 1...\(Generation.maximum)"))
@@ -92,7 +98,8 @@ struct ReplicaDecodingError: Error, Equatable {
 extension ReplicaState {
   /// The state as four property-list fields: the kind, the writers, their generations,
   /// the groups (see ``ReplicaRecord``); a packed set's groups name their writes only, and
-  /// three more fields hold the ids (see ``PackedMembership``). Also how the ledger caches it.
+  /// three more fields hold the ids (see ``PackedMembership``); a `.set`'s or `.union`'s
+  /// ``ElementOrder``, when it has one, is a fifth. Also how the ledger caches it.
   /// (``encodedFields`` returns fields known to decode to the state, else these.)
   var computedFields: [PropertyListValue] {
     let writers = context.sortedEntries
@@ -118,10 +125,13 @@ extension ReplicaState {
           .array([.integer(Int64(index[dot.origin] ?? 0)), .integer(Int64(dot.generation))] + (groups[dot] ?? []))
         })
     }
+    let orderField = order.map { order in
+      [order.encoded(writers: index, parts: dots.flatMap { groups[$0] ?? [] })]
+    }
     return [
       .string(kind.rawValue), .array(writers.map { .string($0.origin) }),
       .data(Varint.encode(writers.map(\.generation))), list,
-    ] + (kind == .packedSet ? PackedMembership.encode(dots: dots, groups: groups) : [])
+    ] + (kind == .packedSet ? PackedMembership.encode(dots: dots, groups: groups) : orderField ?? [])
   }
 
   /// The most writers a state may name: far more devices (and app extensions, and
@@ -138,7 +148,9 @@ extension ReplicaState {
     guard let kind = ReplicaKind(rawValue: name) else {
       return .failure(ReplicaDecodingError(reason: "unknown strategy \"\(name.prefix(40))\"", unknownKind: name))
     }
-    guard fields.count == (kind == .packedSet ? 7 : 4) else { return broken("state has the wrong number of fields") }
+    guard fields.count == (kind == .packedSet ? 7 : 4) || (kind.holdsElements && fields.count == 5) else {
+      return broken("state has the wrong number of fields")
+    }
     guard case .array(let names) = fields[1], names.count <= maximumWriters, case .data(let numbers) = fields[2],
       let generations = Varint.decode(numbers), generations.count == names.count
     else { return broken("state writers do not match their generations") }
@@ -177,6 +189,11 @@ extension ReplicaState {
       }
       written = groups
     }
+    var order: ElementOrder?
+    if kind.holdsElements, fields.count == 5 {
+      order = ElementOrder.decode(fields[4], origins: origins, context: context, parts: written.flatMap(\.parts))
+      guard order != nil else { return broken("state order is not a write it has seen and positions of elements") }
+    }
     var groups: [Stamp: [PropertyListValue]] = [:]
     for (index, generation, parts) in written {
       guard index < origins.count, generation >= 1 else {
@@ -192,6 +209,6 @@ extension ReplicaState {
       }
       groups[dot] = parts
     }
-    return .success(ReplicaState(kind: kind, groups: groups, context: context).keeping(fields: fields))
+    return .success(ReplicaState(kind: kind, groups: groups, context: context, order: order).keeping(fields: fields))
   }
 }

@@ -42,7 +42,7 @@ extension ReplicaState {
       if !keptParts.isEmpty || parts.isEmpty { trimmedGroups[dot] = keptParts.reversed() }
     }
     guard removedAny else { return self }
-    return ReplicaState(kind: kind, groups: trimmedGroups, context: context)
+    return ReplicaState(kind: kind, groups: trimmedGroups, context: context, order: order)
   }
 }
 

@@ -2,7 +2,8 @@ import Foundation
 
 extension ReplicaState {
   /// The value the state holds, the same on every device that holds the state:
-  /// - `.set`, `.union`: the elements, each once, oldest write first;
+  /// - `.set`, `.union`: the elements, each once, in the state's ``ElementOrder``, then
+  ///   those it does not list oldest write first;
   /// - `.dictionary`: per entry, the value of its latest write;
   /// - `.max`, `.min`, `.custom`: the siblings folded by the strategy in the order of
   ///   their writes (`nil`, a delete, when none is left).
@@ -15,9 +16,8 @@ extension ReplicaState {
     switch kind {
     case .set, .union:
       guard !groups.isEmpty else { return nil }
-      var seen = Set<Fingerprint>()
       // (Only presence marks left: an empty array.)
-      return .array(parts.map(\.part).filter { seen.insert($0.fingerprint).inserted })
+      return .array(order.map { $0.arranging(heldElements) } ?? heldElements)
     case .packedSet:
       return groups.isEmpty ? nil : .data(keptPackedIds ?? PackedIntegers.encode(heldIds.sorted()))
     case .dictionary:
@@ -42,6 +42,12 @@ extension ReplicaState {
       }
       return result
     }
+  }
+
+  /// A `.set`'s or `.union`'s elements, each once (by fingerprint), oldest write first.
+  private var heldElements: [PropertyListValue] {
+    var seen = Set<Fingerprint>()
+    return parts.map(\.part).filter { seen.insert($0.fingerprint).inserted }
   }
 
   /// A packed set's ids, every group's.
@@ -70,9 +76,11 @@ extension ReplicaState {
   /// as a write at `dot`: the parts the new value no longer shows are removed (this
   /// device saw them), what it shows that the state lacks is added under `dot`, and the
   /// context takes `dot`. On the empty state, every part of `value` is new: a device with
-  /// no history adds, and removes nothing.
+  /// no history adds, and removes nothing. A `.set`'s or `.union`'s array that would not
+  /// read in its order sets the state's ``ElementOrder`` to it, at `dot`.
   func edited(to value: PropertyListValue?, dot: Stamp) -> ReplicaState {
     var groups = self.groups
+    var order = self.order
     var added: [PropertyListValue] = []
     switch kind {
     case .set, .union:
@@ -115,7 +123,19 @@ extension ReplicaState {
       // An empty collection written: a presence mark, so it reads as empty, not deleted.
       groups[dot] = []
     }
-    return ReplicaState(kind: kind, groups: groups, context: context)
+    var edited = ReplicaState(kind: kind, groups: groups, context: context, order: order)
+    if kind.holdsElements, let items = value?.arrayItems {
+      // The written order, each element once, as the state holds it.
+      var seen = Set<Fingerprint>()
+      let written = items.map(\.fingerprint).filter { seen.insert($0).inserted }
+      let shown = edited.value(strategy: .set, key: "")?.arrayItems ?? []
+      if shown.map(\.fingerprint) != written {
+        let held = Dictionary(shown.map { ($0.fingerprint, $0) }, uniquingKeysWith: { first, _ in first })
+        order = ElementOrder(dot: dot, elements: written.compactMap { held[$0] })
+        edited = ReplicaState(kind: kind, groups: groups, context: context, order: order)
+      }
+    }
+    return edited
   }
 
   /// The parts of a group an edit keeps: those `keeps` accepts; a group left with none is
@@ -129,14 +149,18 @@ extension ReplicaState {
   }
 
   /// Whether `local` (a value read from `UserDefaults`, or its absence) is the value
-  /// `merged` (this state's): arrays compared as sets, entries and values by
+  /// `merged` (this state's): arrays compared by their elements (each once, by
+  /// fingerprint) in order, or as sets when `inOrder` is false; entries and values by
   /// fingerprint; an empty collection is not a missing one (a delete).
-  func shows(_ local: PropertyListValue?, merged: PropertyListValue?) -> Bool {
+  func shows(_ local: PropertyListValue?, merged: PropertyListValue?, inOrder: Bool = true) -> Bool {
     guard (local == nil) == (merged == nil) else { return false }
     switch kind {
     case .set, .union:
-      return Set((local?.arrayItems ?? []).map(\.fingerprint)) == Set((merged?.arrayItems ?? []).map(\.fingerprint))
-        && kind.canMerge(local)
+      guard kind.canMerge(local) else { return false }
+      let (mine, theirs) = ((local?.arrayItems ?? []).map(\.fingerprint), (merged?.arrayItems ?? []).map(\.fingerprint))
+      guard inOrder else { return Set(mine) == Set(theirs) }
+      var seen = Set<Fingerprint>()
+      return mine.filter { seen.insert($0).inserted } == theirs
     case .packedSet:
       // One set has one packed blob: equal blobs need no decoding.
       if case .data(let mine)? = local, case .data(let theirs)? = merged {

@@ -24,6 +24,13 @@ import Foundation
 ///   context): it has observed no removal, so its first write only adds parts.
 /// - **An edit** (``edited(to:dot:)``) removes the parts it no longer shows (the device
 ///   saw them: their dots are in its context) and adds what is new under a new dot.
+/// - **Order** (`.set`, `.union`): beside the parts, an ``ElementOrder``, a
+///   last-writer-wins register over the element sequence that a write sets when its array
+///   does not read in its order otherwise (a reorder, an insert in the middle). The join
+///   keeps the later write's (by ``Stamp`` order), and the value lists the held elements
+///   in its order, then the others oldest write first: an array replicated without a
+///   concurrent edit reads in its writer's order on every device, and after concurrent
+///   edits every device computes one order.
 ///
 /// A device's dots are numbered by its Lamport clock, and each process gives its writes a
 /// replica id of its own (``EngineState/replicaID``), so one id's writes of one key are
@@ -46,19 +53,26 @@ struct ReplicaState: Sendable, Hashable {
   private(set) var context: VersionVector {
     didSet { encoding = nil }
   }
+  /// The order of a `.set` or `.union` array's elements its latest reordering write gave
+  /// (see ``ElementOrder``); `nil` when no write needed one, and for the other kinds. Its
+  /// dot is in ``context``.
+  private(set) var order: ElementOrder? {
+    didSet { encoding = nil }
+  }
   /// Fields known to decode to this state (the record's it was read from, or its own
   /// once computed), so that a state taken from the store, or pushed, is not encoded
   /// again for the ledger; dropped by every change. Not part of the state's equality.
   private var encoding: EncodedReplicaFields?
 
   static func == (lhs: ReplicaState, rhs: ReplicaState) -> Bool {
-    lhs.kind == rhs.kind && lhs.context == rhs.context && lhs.groups == rhs.groups
+    lhs.kind == rhs.kind && lhs.context == rhs.context && lhs.groups == rhs.groups && lhs.order == rhs.order
   }
 
   func hash(into hasher: inout Hasher) {
     hasher.combine(kind)
     hasher.combine(groups)
     hasher.combine(context)
+    hasher.combine(order)
   }
 
   /// The state's fields (see ``encodedFields``), computed once if not known yet.
@@ -97,9 +111,12 @@ struct ReplicaState: Sendable, Hashable {
     self.init(kind: kind, groups: [:], context: VersionVector())
   }
 
-  /// A state from its parts. Every dot joins the context; empty groups are kept as
+  /// A state from its parts. Every dot joins the context, and so does the order's (kept by
+  /// `.set` and `.union` only, its elements each once); empty groups are kept as
   /// presence marks by collection kinds, dropped by the others.
-  init(kind: ReplicaKind, groups: [Stamp: [PropertyListValue]], context: VersionVector) {
+  init(
+    kind: ReplicaKind, groups: [Stamp: [PropertyListValue]], context: VersionVector, order: ElementOrder? = nil
+  ) {
     self.kind = kind
     var context = context
     var kept: [Stamp: [PropertyListValue]] = [:]
@@ -108,6 +125,14 @@ struct ReplicaState: Sendable, Hashable {
       // the order its write added them in: that is its value's order).
       kept[dot] = Self.canonical(parts, kind: kind)
       context.include(dot)
+    }
+    if kind.holdsElements, var order {
+      var seen = Set<Fingerprint>()
+      order.elements = order.elements.filter { seen.insert($0.fingerprint).inserted }
+      context.include(order.dot)
+      self.order = order
+    } else {
+      self.order = nil
     }
     self.groups = kept
     self.context = context
@@ -141,6 +166,7 @@ struct ReplicaState: Sendable, Hashable {
     var joined = self
     joined.groups = groups
     joined.context = context.joined(with: other.context)
+    joined.order = ElementOrder.later(order, other.order)
     return joined
   }
 

@@ -48,7 +48,11 @@ enum SentTime {
     else { return false }
     switch tag {
     case SyncRecord.valueTag, SyncRecord.tombstoneTag: return fields.count == 5
-    case ReplicaRecord.tag: return fields.count == 8 || fields.count == 11
+    case ReplicaRecord.tag:
+      // (No field after a state's groups is `Data` but a packed set's three: an order is a
+      // list, a deletion a date.)
+      if case .string(ReplicaKind.packedSet.rawValue)? = fields.dropFirst(3).first { return fields.count >= 11 }
+      return fields.count >= 8
     case CompressedRecord.tag: return fields.count == 3
     default: return false
     }

@@ -158,7 +158,9 @@ enum StrategyReconciler {
       let shown = base.value(strategy: input.declared, key: input.key)
       let from = seen.flatMap { joined in
         let value = joined.value(strategy: input.declared, key: input.key)
-        return joined.shows(shown, merged: value) && joined.showsAllItHolds(value) ? joined : nil
+        // (Compared as sets: the store's state holding the same elements in another order
+        // is what both saw; the edit then sets its own order.)
+        return joined.shows(shown, merged: value, inOrder: false) && joined.showsAllItHolds(value) ? joined : nil
       }
       return ((from ?? base).edited(to: local, dot: dot), true)
     }

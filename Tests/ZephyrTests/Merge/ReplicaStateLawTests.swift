@@ -35,6 +35,8 @@ struct ReplicaStateLawTests {
     case add(Int, String)
     case remove(Int, String)
     case set(Int, Int?)
+    /// The device writes its array reversed: a reorder, adding and removing nothing.
+    case reorder(Int)
     case merge(Int, from: Int)
 
     var description: String {
@@ -42,6 +44,7 @@ struct ReplicaStateLawTests {
       case .add(let device, let element): "\(device)+\(element)"
       case .remove(let device, let element): "\(device)-\(element)"
       case .set(let device, let value): "\(device)=\(value.map(String.init) ?? "nil")"
+      case .reorder(let device): "\(device)~"
       case .merge(let device, let other): "\(device)<\(other)"
       }
     }
@@ -96,11 +99,15 @@ struct ReplicaStateLawTests {
   private static func check(_ kind: ReplicaKind, _ operations: [Operation]) -> String? {
     var replicas = (0..<3).map { _ in Replica(state: ReplicaState(kind: kind)) }
     var events: [Event] = []
+    var failures: [String] = []
     /// `device` writes `value` as its next write, and the specification records it.
     func write(_ value: PropertyListValue?, by device: Int, element: String?, number: Int?, removes: Bool) {
       replicas[device].clock += 1
       let dot = Stamp(generation: replicas[device].clock, origin: "d\(device)")
       replicas[device].state = replicas[device].state.edited(to: value, dot: dot)
+      if kind.holdsElements, let value, replicas[device].state.value(strategy: .set, key: "k") != value {
+        failures.append("\(operations): device \(device) wrote \(value.logDescription), reads otherwise")
+      }
       let event = Event(
         id: events.count, device: device, element: element, value: number, removes: removes,
         seen: replicas[device].seen, dot: dot)
@@ -110,9 +117,20 @@ struct ReplicaStateLawTests {
     for operation in operations {
       switch operation {
       case .merge(let device, let other):
+        let catchesUp = replicas[device].seen.isSubset(of: replicas[other].seen)
         replicas[device].seen.formUnion(replicas[other].seen)
         replicas[device].state = replicas[device].state.joined(with: replicas[other].state)
         replicas[device].clock = max(replicas[device].clock, replicas[other].clock)
+        // A device that missed only the other's writes reads its value, in its order.
+        if catchesUp, kind.holdsElements,
+          replicas[device].state.value(strategy: .set, key: "k")
+            != replicas[other].state.value(strategy: .set, key: "k")
+        {
+          failures.append("\(operations): device \(device) took \(other)'s state, reads another order")
+        }
+      case .reorder(let device):
+        let items = replicas[device].state.value(strategy: .set, key: "k")?.arrayItems ?? []
+        write(.array(items.reversed()), by: device, element: nil, number: nil, removes: false)
       case .add(let device, let element), .remove(let device, let element):
         var removes = false
         if case .remove = operation { removes = true }
@@ -141,12 +159,14 @@ struct ReplicaStateLawTests {
           }
         let held = replica.state.value(strategy: strategy, key: "k")
         let expected = specified(kind, seen: replica.seen, events: events)
-        if !replica.state.shows(Self.emptyAsNil(expected), merged: Self.emptyAsNil(held)) {
+        // (The specification gives a set's elements, not their order: that is checked above.)
+        if !replica.state.shows(Self.emptyAsNil(expected), merged: Self.emptyAsNil(held), inOrder: false) {
           return "\(operations) device \(index): holds \(held?.logDescription ?? "nil"), "
             + "specified \(expected?.logDescription ?? "nil")"
         }
       }
     }
+    if let failure = failures.first { return failure }
     // Everyone merges everyone: all hold one state.
     var final = replicas.map(\.state)
     for index in final.indices { final[index] = final.reduce(final[index]) { $0.joined(with: $1) } }
@@ -186,6 +206,17 @@ struct ReplicaStateLawTests {
       (0..<3).flatMap { device in
         [Operation.add(device, "x"), .add(device, "y"), .remove(device, "x")]
       } + Self.merges()
+    Self.checkEveryInterleaving(kind, of: moves)
+  }
+
+  /// Every interleaving of up to ``depth`` adds, reorders (the array reversed) and merges
+  /// of two elements over three devices: a device reads the order it wrote, a device that
+  /// takes another's state reads its order, and devices that saw the same writes read one
+  /// order.
+  @Test(arguments: [ReplicaKind.set, .union])
+  func everySmallReorderHistoryKeepsTheWritersOrder(kind: ReplicaKind) {
+    let moves: [Operation] =
+      (0..<3).flatMap { device in [Operation.add(device, "x"), .add(device, "y"), .reorder(device)] } + Self.merges()
     Self.checkEveryInterleaving(kind, of: moves)
   }
 
@@ -241,7 +272,8 @@ struct ReplicaStateLawTests {
     switch kind {
     case .set, .union:
       if Int.random(in: 0..<8, using: &random) == 0 { return nil }
-      return .array(pool.filter { _ in Bool.random(using: &random) }.map { .string($0) })
+      // (In any order: a write that reorders sets the state's order.)
+      return .array(pool.filter { _ in Bool.random(using: &random) }.shuffled(using: &random).map { .string($0) })
     case .packedSet:
       if Int.random(in: 0..<8, using: &random) == 0 { return nil }
       return .data(PackedIntegers.encode((0..<6).filter { _ in Bool.random(using: &random) }.map { UInt64($0) }))

@@ -67,7 +67,7 @@ struct TrackedWrite: Sendable, CustomStringConvertible {
 /// An invariant a scenario broke.
 struct Violation: Sendable, Equatable, CustomStringConvertible {
   enum Kind: String, Sendable {
-    case convergence, legitimacy, resurrection, quiet, stability
+    case convergence, legitimacy, resurrection, quiet, stability, order
     case inventedValue = "invented value"
   }
 

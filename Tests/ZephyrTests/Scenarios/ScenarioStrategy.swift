@@ -53,6 +53,21 @@ enum ScenarioStrategy: String, Sendable, CaseIterable, CustomStringConvertible {
       let added = Int.random(in: items.isEmpty ? 1...2 : 0...2, using: &random)
       items += (0..<added).map { .string("e:\(id):\($0)") }
       if items == Self.items(current) { items.append(.string("e:\(id):\(added)")) }
+      // A person also reorders (drawn apart, so the elements above stay what each seed
+      // drew): one write in four moves an element of the current value and adds nothing,
+      // one in four puts what it adds first.
+      var order = SeededGenerator(seed: seed ^ 0x0_0DDE_0DDE)
+      switch Int.random(in: 0..<4, using: &order) {
+      case 0 where Self.items(current).count >= 2:
+        var moved = Self.items(current)
+        let element = moved.remove(at: Int.random(in: 0..<moved.count, using: &order))
+        moved.insert(element, at: Int.random(in: 0...moved.count, using: &order))
+        if moved != Self.items(current) { return .array(moved) }
+      case 1:
+        let kept = items.filter(Self.items(current).contains)
+        return .array(items.filter { !kept.contains($0) } + kept)
+      default: break
+      }
       return .array(items)
     case .dictionary:
       var entries = Self.entries(current)

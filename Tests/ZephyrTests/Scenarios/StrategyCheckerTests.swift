@@ -33,6 +33,25 @@ struct StrategyCheckerTests {
     #expect(seen.violations(key: "k", final: items("e:B1:0"), strategy: .set).isEmpty, "B removed x, having it")
   }
 
+  /// A reorder that followed every other write is the final value's order; with a
+  /// concurrent write, any order the devices agree on passes.
+  @Test(arguments: [ScenarioStrategy.set, .union])
+  func aValueWrittenAfterEveryOtherKeepsItsWritersOrder(strategy: ScenarioStrategy) {
+    var history = CausalHistory()
+    write(&history, "A0", by: "A", items("e:A0:0", "e:A0:1", "e:A0:2"), order: 0)
+    history.observe("B", writeID: "A0")
+    let reordered = items("e:A0:2", "e:A0:0", "e:A0:1")
+    write(&history, "B1", by: "B", reordered, prior: items("e:A0:0", "e:A0:1", "e:A0:2"), order: 1)
+    #expect(
+      history.violations(key: "k", final: items("e:A0:0", "e:A0:1", "e:A0:2"), strategy: strategy).map(\.kind)
+        == [.order])
+    #expect(history.violations(key: "k", final: reordered, strategy: strategy).isEmpty)
+
+    write(&history, "C2", by: "C", items("e:C2:0"), order: 2)
+    let merged = items("e:A0:0", "e:C2:0", "e:A0:1", "e:A0:2")
+    #expect(history.violations(key: "k", final: merged, strategy: strategy).isEmpty, "C2 was concurrent")
+  }
+
   /// A removal made after seeing every addition sticks for `.set` (the element coming
   /// back is a resurrection), and may be undone for `.union`.
   @Test func aSetRemovalSticksAndAUnionOneNeedNot() {

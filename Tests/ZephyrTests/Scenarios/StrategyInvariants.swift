@@ -8,7 +8,9 @@ import Foundation
 ///   it, and no element comes back that a device removed after seeing every addition of
 ///   it (a removal "sticks");
 /// - `.union`: no element is lost unless a device that held it removed it (a removal may
-///   be undone by a device that still holds the element);
+///   be undone by a device that still holds the element); for both, a write that
+///   followed every other write of the key (no concurrent edit) is the final value, in
+///   its writer's order;
 /// - `.dictionary`: per entry, the final state (a value or absent) is a change of that
 ///   entry that no other change of it causally follows;
 /// - `.max`, `.min`: the final value is legitimate like any write, and no smaller (larger)
@@ -65,6 +67,23 @@ extension CausalHistory {
       found.append(
         Violation(
           kind: .legitimacy, key: key, message: "\(key) lost \(element.logDescription), added by \(first): \(why)"))
+    }
+    // A value replicated without a concurrent edit reads in its writer's order. (Every
+    // device reading the same order is the agreement check's: it compares arrays.)
+    let writes = writesByKey[key] ?? []
+    if let last = writes.last, last.overwrites,
+      writes.allSatisfy({ $0.id == last.id || $0.keyClock.precedes(last.keyClock) })
+    {
+      var seen = Set<PropertyListValue>()
+      let written = ScenarioStrategy.items(last.value).filter { seen.insert($0).inserted }
+      // (What it holds is the other checks' concern: this one looks at the order alone.)
+      if Set(held) == Set(written), held != written {
+        found.append(
+          Violation(
+            kind: .order, key: key,
+            message: "\(key) holds \(held.map(\.logDescription)) after \(last), which followed every other write "
+              + "and wrote \(written.map(\.logDescription))"))
+      }
     }
     guard removalsStick else { return found }
     for element in held {
