@@ -10,13 +10,15 @@ import Testing
 struct ScenarioRegressionTests {
   /// Replays in the Linux-plain world, where these scenarios were found: their `.set`
   /// steps are edits nothing announces until a `.notify` or a sync.
-  private func expectNoViolation(_ scenario: Scenario, world: World = .linuxPlain, openBug: Comment? = nil) {
+  private func expectNoViolation(
+    _ scenario: Scenario, world: World = .linuxPlain, openBug: Comment? = nil, intermittent: Bool = false
+  ) {
     let violations = ScenarioCheck.replay(scenario, world: world)
     guard let openBug else {
       #expect(violations.isEmpty, "\(violations)")
       return
     }
-    withKnownIssue(openBug) {
+    withKnownIssue(openBug, isIntermittent: intermittent) {
       #expect(violations.isEmpty, "\(violations)")
     }
   }
@@ -43,6 +45,36 @@ struct ScenarioRegressionTests {
           .download("A", notify: true),
         ], newInstall: "A", strategies: ["k2": .max, "n": .max]),
       world: .apple, openBug: "a stale record outranks an agreed foreign value")
+  }
+
+  /// Seed 4775, found by a soak of 5,000 seeds, shrunk. C writes theme over B's record,
+  /// which its store downloaded without an event, then crashes during the sync that would
+  /// push it: after the relaunch C's write goes out below B's and loses, although the
+  /// checker counts it as made after B's. Fails in about half of its replays, on main as
+  /// before the order register: an outcome that depends on thread timing (open).
+  @Test func aWriteMadeOverADownloadedRecordSurvivesACrashDuringItsSync() {
+    expectNoViolation(
+      Scenario(
+        seed: 4_775, devices: ["A", "B", "C"],
+        steps: [
+          .set("B", "com.example.size", seed: 546852),
+          .notify("B"),
+          .remove("B", "com.example.size"),
+          .notify("B"),
+          .set("B", "theme", seed: 217028),
+          .set("C", "theme", seed: 689155),
+          .set("B", "com.example.size", seed: 621613),
+          .sync("B"),
+          .sync("C"),
+          .upload("B"),
+          .set("C", "n", seed: 541113),
+          .download("C", notify: false),
+          .set("C", "theme", seed: 372529),
+          .crash("C", before: 4, during: .sync),
+        ], strategies: ["k2": .max, "n": .max]),
+      openBug: "a write made over a downloaded record, then a crash during its sync: timing-dependent",
+      intermittent: true
+    )
   }
 
   // MARK: Fixed
