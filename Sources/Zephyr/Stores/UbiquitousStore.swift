@@ -72,8 +72,8 @@ struct UbiquitousNotificationNames: Sendable, Hashable {
   }
 #endif
 
-/// A ``KeyValueSyncStore`` over `NSUbiquitousKeyValueStore` (or any
-/// ``UbiquitousKeyValueStorage``).
+/// A ``KeyValueSyncStore`` over `NSUbiquitousKeyValueStore` (`UbiquitousStore.default` on
+/// Apple platforms).
 ///
 /// A thin adapter: it converts values to and from ``PropertyListValue``, refuses keys
 /// longer than 64 UTF-8 bytes instead of letting the store raise an exception, and turns
