@@ -84,7 +84,7 @@ struct ValueWriter {
   }
 
   private mutating func appendWord(_ word: UInt64) {
-    for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+    LedgerCodec.appendWord(word, to: &bytes)
   }
 }
 
