@@ -294,11 +294,17 @@ public final class SyncCoordinator: Sendable {
       self?.userDefaultsDidChange()
     }
     var tokens = [storeToken, defaultsToken]
-    // iOS's protected-data notifications (by raw name), and those of a suite that reports
-    // protected data itself: look again, and run what waited.
+    // iOS's protected-data notifications (by raw name), and those of this coordinator's
+    // suite when it reports protected data itself: look again, and run what waited. Another
+    // reporting suite's post says nothing of this one, and running this coordinator's
+    // backlog on its thread would race the caller that waits for its own unlock.
+    let suite = ObjectIdentifier(domain.instance)
     for name in [ProtectedDataNotification.didBecomeAvailable, ProtectedDataNotification.willBecomeUnavailable] {
       tokens.append(
-        .observing(name, from: nil, on: .default) { [weak self] _ in
+        .observing(name, from: nil, on: .default) { [weak self] notification in
+          if let poster = notification.object as? any ProtectedDataReporting, ObjectIdentifier(poster) != suite {
+            return
+          }
           self?.protectedDataMayHaveChanged()
           self?.emitLogs()
         })

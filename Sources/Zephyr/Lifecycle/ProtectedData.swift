@@ -10,8 +10,9 @@ import Foundation
 /// (see <doc:TestingWithSimulatedCloud#Before-the-first-unlock>).
 ///
 /// A conforming suite also posts `UIApplicationProtectedDataDidBecomeAvailable` (by that
-/// raw name, on `NotificationCenter.default`) when its data becomes readable, as iOS does,
-/// so that work waiting for it runs without another call.
+/// raw name, on `NotificationCenter.default`, with itself as the object) when its data
+/// becomes readable, as iOS does, so that work waiting for it runs without another call.
+/// A coordinator ignores the posts of other conforming suites.
 public protocol ProtectedDataReporting: AnyObject {
   /// Whether the suite's data can be read and written now. Called from any thread, with
   /// no lock held, before each of the coordinator's operations: keep it cheap.

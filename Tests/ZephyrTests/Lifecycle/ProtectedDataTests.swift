@@ -68,6 +68,44 @@ import ZephyrTesting
     #expect(a.record("theme")?.content == .value(.string("dawn")))
   }
 
+  /// Another suite's unlock says nothing of this one's: the coordinator runs what waits
+  /// on its own suite's post (or iOS's), not on the thread of some other suite's, where a
+  /// caller waiting for its own unlock could not see it finish.
+  @Test func anotherSuitesUnlockRunsNothingOfThisCoordinator() {
+    let harness = Harness()
+    var quiet: QuietlyReportingDefaults?
+    let a = harness.device(
+      "A", monitored: ["theme"],
+      opening: { name in
+        quiet = QuietlyReportingDefaults(suiteName: name)
+        return quiet
+      })
+    let b = harness.device("B", monitored: ["theme"])
+    let otherName = "zephyr-tests.other.\(UUID().uuidString.prefix(8))"
+    guard let suite = quiet, let other = AppleFaithfulDefaults(suiteName: otherName) else {
+      Issue.record("cannot open the suites")
+      return
+    }
+    b.set(.string("dawn"), "theme")
+    b.coordinator.sync()
+    harness.cloud.upload()
+    suite.available.withLock { $0 = false }
+    harness.cloud.download(to: "A")
+    a.settle()
+    #expect(a.coordinator.status.waitingOperations == 1)
+
+    suite.available.withLock { $0 = true }  // unlocked, not posted yet
+    other.isProtectedDataAvailable = false
+    other.isProtectedDataAvailable = true  // another suite posts its unlock
+    #expect(a.coordinator.status.waitingOperations == 1, "another suite's unlock ran A's backlog")
+
+    NotificationCenter.default.post(name: ProtectedDataNotification.didBecomeAvailable, object: suite)
+    a.settle()
+    #expect(a.coordinator.status.waitingOperations == 0)
+    #expect(a.value("theme") == .string("dawn"))
+    other.removePersistentDomain(forName: otherName)
+  }
+
   @Test func aSyncAndAnEditWhileLockedLoseNothing() {
     let (harness, a, b) = agreedPair()
     let writes = a.store.statistics.writes
@@ -132,4 +170,11 @@ import ZephyrTesting
     #expect(a.value("theme") == .string("dusk"))
     withExtendedLifetime(harness) {}
   }
+}
+
+/// A suite that reports protected data and changes it without posting, so that a test
+/// decides which notification reaches the coordinator.
+private final class QuietlyReportingDefaults: UserDefaults, ProtectedDataReporting {
+  let available = Locked(true)
+  var isProtectedDataAvailable: Bool { available.withLock { $0 } }
 }

@@ -75,14 +75,17 @@ final class Harness {
   ///   - sharing: Another device whose suite and store this one shares, as an app
   ///     extension shares its app's app-group suite from its own process: its own
   ///     instance of the suite, its own ledger folder, the same store.
+  ///   - opening: Opens the device's suite by name, instead of the world's `UserDefaults`.
   @discardableResult
   func device(
     _ name: String, monitored: [String] = [], initiallyDownloaded: Bool = true, sharing: String? = nil,
-    configure: @escaping (inout SyncConfiguration) -> Void = { _ in }
+    configure: @escaping (inout SyncConfiguration) -> Void = { _ in }, opening: ((String) -> UserDefaults?)? = nil
   ) -> TestDevice {
     if let device = devices[name] { return device }
     let suiteName = "\(prefix).\(sharing ?? name)"
-    let opened = world == .apple ? AppleFaithfulDefaults(suiteName: suiteName) : UserDefaults(suiteName: suiteName)
+    let opened =
+      opening?(suiteName)
+      ?? (world == .apple ? AppleFaithfulDefaults(suiteName: suiteName) : UserDefaults(suiteName: suiteName))
     guard let defaults = opened else {
       preconditionFailure("cannot open suite \(suiteName)")
     }
