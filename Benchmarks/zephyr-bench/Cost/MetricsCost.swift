@@ -31,7 +31,7 @@ enum MetricsBench {
       self.keys = keys
       let cloud = SimulatedCloud(limits: limits(for: keys))
       device = BenchDevice(name: "A", cloud: cloud, tag: "metrics-\(name.prefix(8))-\(UUID().uuidString.prefix(6))")
-      device.coordinator.setCountsMetrics(counting)
+      device.coordinator.engine.setCountsMetrics(counting)
       device.coordinator.configuration.measuresDeliveryDelay = measuringDelay
       for index in 0..<keys { device.defaults.set(value(index).foundationValue, forKey: key(index)) }
       device.coordinator.sync()

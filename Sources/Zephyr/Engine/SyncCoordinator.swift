@@ -19,7 +19,7 @@ import Foundation
 /// ``Zephyr/keysDidChangeOnCloudNotification``). Operations run one at a time, and no
 /// lock is held while one calls `UserDefaults`, the store or your code; see
 /// <doc:GettingStarted#Threading>. Releasing the coordinator stops its observers: it
-/// applies no event after it is gone.
+/// applies no event after it is gone (once the operation running then, if any, ends).
 ///
 /// ## Topics
 ///
@@ -34,6 +34,10 @@ import Foundation
 /// ### Typed keys
 /// - ``subscript(_:)``
 /// - ``removeValue(for:)``
+/// - ``insert(_:into:)``
+/// - ``insert(contentsOf:into:)``
+/// - ``remove(_:from:)``
+/// - ``remove(contentsOf:from:)``
 /// - ``changes(of:)``
 ///
 /// ### Monitoring keys
@@ -42,6 +46,9 @@ import Foundation
 /// - ``removeKeysFromBeingMonitored(keys:)-([String])``
 /// - ``removeKeysFromBeingMonitored(keys:)-(String...)``
 /// - ``monitoredKeys``
+/// - ``addKeysToBeMonitored(prefix:)``
+/// - ``removeKeysFromBeingMonitored(prefix:)``
+/// - ``monitoredPrefixes``
 /// - ``waitForPendingLocalEdits()``
 ///
 /// ### Configuration and identity
@@ -62,33 +69,9 @@ public final class SyncCoordinator: Sendable {
   /// The store this coordinator syncs with.
   public let store: any KeyValueSyncStore
   /// The name of the persistent domain that full ``sync()`` covers.
-  public var domainName: String { domain.name }
-
-  let domain: UserDefaultsDomain
-  let ledgerFile: LedgerFile
-  /// Where ``metrics`` are kept, beside the ledger.
-  let metricsFile: MetricsFile
-  /// The check made before each operation where the suite does not report protected data.
-  let protectedDataProbe: ProtectedDataProbe
-  /// Callers of ``waitForInitialDownload(timeout:)`` waiting now.
-  let downloadWaiters = Locked(DownloadWaiters())
-  /// The coordinator's state. Held only to read or change it, never across a call out.
-  let state: Locked<EngineState>
-  /// Crash points and pauses for tests; empty in apps.
-  package let testHooks = Locked(TestHooks())
-  private let observations = Locked<[ObservationToken]>([])
-  /// The ``changes(of:)`` streams, finished when the coordinator is released.
-  let changeObservers = Locked(ChangeObservers())
-  /// The ``metricsUpdates`` streams, finished when the coordinator is released.
-  let metricsObservers = Locked(MetricsObservers())
-  /// Held while the metrics file is written (and only then), so saves never interleave.
-  let metricsSaving = Locked(())
-  /// The last large blob each typed key read, decoded (see ``DecodedRead``).
-  let decodedReads = Locked<[String: DecodedRead]>([:])
-  /// Signalled when a write of a key that element edits wait for returns (see
-  /// ``KeyWrites``).
-  let keyWritesSettled = NSCondition()
-  let localEditQueue = DispatchQueue(label: "Zephyr.local-edits")
+  public var domainName: String { engine.domain.name }
+  /// What the coordinator does, behind its public API (see ``SyncEngine``).
+  package let engine: SyncEngine
 
   /// Creates a coordinator and starts observing the store's external changes and the
   /// suite's `didChangeNotification`.
@@ -106,96 +89,32 @@ public final class SyncCoordinator: Sendable {
     defaults: UserDefaults = .standard, suiteName: String? = nil, store: any KeyValueSyncStore,
     configuration: SyncConfiguration = SyncConfiguration()
   ) {
-    let configuration = configuration.adoptingLimits(of: store)
-    let domain = UserDefaultsDomain(defaults: defaults, suiteName: suiteName)
-    self.domain = domain
     self.store = store
-    let ledgerFile = LedgerFile(
-      directory: configuration.ledgerDirectory, domainName: domain.name, process: configuration.processIdentity)
-    self.ledgerFile = ledgerFile
-    metricsFile = MetricsFile(ledger: ledgerFile)
-    let probe = ProtectedDataProbe(ledgerFile: ledgerFile)
-    protectedDataProbe = probe
-    // Before the first unlock the suite reads as empty and the ledger cannot be read:
-    // nothing is read until protected data is available (see admitsProtectedData(_:)).
-    if domain.reportedProtectedDataAvailability() ?? probe.isAvailable() {
-      state = Locked(EngineState.load(domain: domain, ledgerFile: ledgerFile, configuration: configuration))
-    } else {
-      state = Locked(EngineState.waitingForProtectedData(configuration: configuration))
-    }
-    if domain.persistentName == nil {
-      state.withLock {
-        $0.note(
-          "suite given without its name: sync() covers only the monitored keys and those the store and the "
-            + "ledger know; pass suiteName to sync its whole persistent domain")
-      }
-    }
-    startObserving()
-    // Counted before the first operation, which saves it.
-    countLaunch()
-    run(.settlePendingPulls)
-    // Apple: call synchronize() "upon app launch, or upon returning to the foreground".
-    synchronizeUnlessProtected()
-    emitLogs()
+    engine = SyncEngine(defaults: defaults, suiteName: suiteName, store: store, configuration: configuration)
+    engine.coordinator.withLock { $0.coordinator = self }
   }
 
   deinit {
-    for token in observations.withLock({ $0 }) { token.cancel() }
-    // Waiters of the initial download learn where it stands; their timers end on their own.
-    let status = state.withLock { $0.status.initialDownload }
-    for (waiter, timer) in downloadWaiters.withLock({ $0.removeAll() }) {
-      timer?.cancel()
-      waiter.resume(returning: status)
-    }
-    // Finished outside the lock: a stream's termination handler is its consumer's code.
-    for observer in changeObservers.withLock({ $0.removeAll() }) { observer.finish() }
-    for continuation in metricsObservers.withLock({ $0.removeAll() }) { continuation.finish() }
+    engine.stopObserving()
   }
 
   // MARK: Configuration and status
 
-  /// The configured clock's time, read with no lock held (the clock is app code).
-  func now() -> Date {
-    let clock = state.withLock { $0.configuration.clock }
-    return callingOut {
-      LockAudit.assertNoLockHeld(calling: "the configured clock")
-      return clock()
-    }
-  }
-
   /// The coordinator's configuration. Changing it takes effect with the next operation.
   public var configuration: SyncConfiguration {
-    get { state.withLock { $0.configuration } }
-    set {
-      let adopted = newValue.adoptingLimits(of: store)
-      state.withLock { $0.configuration = adopted }
-    }
+    get { engine.configuration }
+    set { engine.configuration = newValue }
   }
 
   /// This device's id, as written into the records it pushes. Read with the ledger: while
   /// protected data has been unavailable since launch, the configured id, or empty.
-  public var deviceID: String { state.withLock { $0.deviceID } }
+  public var deviceID: String { engine.state.withLock { $0.deviceID } }
 
   /// The keys whose inbound changes and local edits are applied automatically.
-  public var monitoredKeys: Set<String> { state.withLock { $0.monitoredKeys } }
+  public var monitoredKeys: Set<String> { engine.state.withLock { $0.monitoredKeys } }
 
   /// What the coordinator did and why; see ``SyncStatus``.
-  public var status: SyncStatus {
-    let isSignedIn = store.isSignedIn
-    let lastReset = store.lastReset
-    let available = checkProtectedData()
-    // Key sizes open records (inflate, decode merge states): with no lock held, once per
-    // stored value.
-    let unsized = state.withLock { $0.budget.unsized() }
-    let sized = unsized.map { (SyncStatus.KeySize(key: $0.key, storeValue: $0.value), $0.revision) }
-    var snapshot = state.withLock { state in
-      for (size, revision) in sized { state.budget.cache(size, revision: revision) }
-      return state.statusSnapshot(isSignedIn: isSignedIn)
-    }
-    snapshot.isProtectedDataAvailable = available
-    snapshot.lastStoreReset = lastReset
-    return snapshot
-  }
+  public var status: SyncStatus { engine.status }
 
   // MARK: Syncing
 
@@ -213,7 +132,7 @@ public final class SyncCoordinator: Sendable {
   /// `UserDefaults` writes on the same thread), it returns at once and runs right after
   /// that operation; called from its conflict resolver, it is not run, and a warning says so.
   public func sync() {
-    run(.sync)
+    engine.run(.sync)
   }
 
   /// Reconciles only `keys`, in both directions, with the rules of ``sync()``. A key
@@ -224,7 +143,7 @@ public final class SyncCoordinator: Sendable {
   /// coordinator.sync(keys: ["theme", "fontSize"])
   /// ```
   public func sync(keys: [String]) {
-    run(keys.isEmpty ? .sync : .syncKeys(keys))
+    engine.run(keys.isEmpty ? .sync : .syncKeys(keys))
   }
 
   /// Reconciles only `keys`; see ``sync(keys:)-([String])``.
@@ -236,10 +155,7 @@ public final class SyncCoordinator: Sendable {
   /// A key Zephyr can never sync (too long, a system or bookkeeping key) is refused and
   /// listed in ``status``.
   public func addKeysToBeMonitored(keys: [String]) {
-    state.withLock { state in
-      state.monitoredKeys.formUnion(state.admit(keys))
-    }
-    emitLogs()
+    engine.addKeysToBeMonitored(keys: keys)
   }
 
   /// Adds keys to monitor; see ``addKeysToBeMonitored(keys:)-([String])``.
@@ -250,7 +166,7 @@ public final class SyncCoordinator: Sendable {
   /// Stops applying inbound changes and local edits of `keys` automatically. Their
   /// values stay where they are; ``sync()`` still covers them.
   public func removeKeysFromBeingMonitored(keys: [String]) {
-    state.withLock { state in
+    engine.state.withLock { state in
       state.monitoredKeys.subtract(keys)
     }
   }
@@ -268,108 +184,105 @@ public final class SyncCoordinator: Sendable {
   /// local-edit queue, a resolver, an observer of its writes), where waiting could never
   /// end, it returns at once with a warning.
   public func waitForPendingLocalEdits() {
-    let thread = ThreadIdentity.current
-    if state.withLock({ $0.lane.isOwned(by: thread) }) || DispatchQueue.getSpecific(key: Self.localEditQueueKey) == id {
-      warnNow("waitForPendingLocalEdits() called from inside Zephyr's own work: not waiting")
-      return
-    }
-    pushCoalescedWrites()
-    localEditQueue.sync {}
-    // Not while the running operation calls out: it may be waiting for this very thread.
-    state.withLock(when: { $0.lane.admitsCaller }, { _ in })
+    engine.waitForPendingLocalEdits()
   }
 
-  // MARK: Observers
+  // MARK: Monitoring by prefix
 
-  private func startObserving() {
-    localEditQueue.setSpecific(key: Self.localEditQueueKey, value: id)
-    let storeToken = store.observeExternalChanges { [weak self] change in
-      self?.receive(change)
-    }
-    // Only this coordinator's own instance: another coordinator's writes, or another
-    // instance of the same suite, never reach this observer (see ``sync()`` for those).
-    let defaultsToken = ObservationToken.observing(
-      UserDefaults.didChangeNotification, from: domain.instance, on: .default
-    ) { [weak self] _ in
-      self?.userDefaultsDidChange()
-    }
-    var tokens = [storeToken, defaultsToken]
-    // iOS's protected-data notifications (by raw name), and those of this coordinator's
-    // suite when it reports protected data itself: look again, and run what waited. Another
-    // reporting suite's post says nothing of this one, and running this coordinator's
-    // backlog on its thread would race the caller that waits for its own unlock.
-    let suite = ObjectIdentifier(domain.instance)
-    for name in [ProtectedDataNotification.didBecomeAvailable, ProtectedDataNotification.willBecomeUnavailable] {
-      tokens.append(
-        .observing(name, from: nil, on: .default) { [weak self] notification in
-          if let poster = notification.object as? any ProtectedDataReporting, ObjectIdentifier(poster) != suite {
-            return
-          }
-          self?.protectedDataMayHaveChanged()
-          self?.emitLogs()
-        })
-    }
-    for background in Self.backgroundNotifications {
-      tokens.append(.observing(background, from: nil, on: .default) { [weak self] _ in self?.enteredBackground() })
-    }
-    if let foreground = Self.foregroundNotification {
-      tokens.append(
-        .observing(foreground, from: nil, on: .default) { [weak self] _ in
-          self?.synchronizeUnlessProtected()
-          self?.emitLogs()
-        })
-    }
-    observations.withLock { $0 = tokens }
+  /// Monitors every key that starts with `prefix`, now and as keys appear: per-item keys
+  /// such as `account.v2.<id>` that other devices add, change and delete are applied as
+  /// their store changes arrive, without a full ``sync()``, and local edits of them are
+  /// pushed like those of any monitored key.
+  ///
+  /// ```swift
+  /// coordinator.addKeysToBeMonitored(prefix: "account.v2.")
+  /// // another device sets "account.v2.42": applied here when its change arrives
+  /// ```
+  ///
+  /// The match is a plain string prefix: `"account.v2."` covers `account.v2.42`, not
+  /// `account.v2` or `account.v3.1`. System and Zephyr bookkeeping keys are never covered,
+  /// and a key under the prefix that Zephyr cannot sync (over 64 UTF-8 bytes) is refused
+  /// by name in ``status`` when it shows up. Keys under a prefix count in the store's key
+  /// budget like any other key, as they are pushed or pulled.
+  ///
+  /// Finding new keys costs a read of the suite's persistent domain: on each local-edit
+  /// push while a prefix is monitored, and on an event that names no keys (the initial
+  /// download, an account change). An event that names its keys costs nothing more.
+  public func addKeysToBeMonitored(prefix: String) {
+    engine.addKeysToBeMonitored(prefix: prefix)
   }
 
-  /// The notification posted when the app returns to the foreground, where there is one:
-  /// Zephyr then calls the store's `synchronize()`, as Apple recommends. Named by its raw
-  /// value so that the library needs neither UIKit, AppKit nor WatchKit (whose constants
-  /// are main-actor isolated); on watchOS, WatchKit's `WKApplicationWillEnterForeground`
-  /// notification, which Zephyr 5 observed too.
-  static var foregroundNotification: Notification.Name? {
-    #if os(watchOS)
-      Notification.Name("WKApplicationWillEnterForegroundNotification")
-    #elseif canImport(UIKit)
-      Notification.Name("UIApplicationWillEnterForegroundNotification")
-    #elseif canImport(AppKit)
-      Notification.Name("NSApplicationDidBecomeActiveNotification")
-    #else
-      nil
-    #endif
+  /// Stops monitoring the keys under `prefix` (keys also monitored by name stay
+  /// monitored). Their values stay where they are; ``sync()`` still covers them.
+  ///
+  /// ```swift
+  /// coordinator.removeKeysFromBeingMonitored(prefix: "account.v2.")
+  /// ```
+  public func removeKeysFromBeingMonitored(prefix: String) {
+    engine.removeKeysFromBeingMonitored(prefix: prefix)
   }
 
-  /// An external change from the store: applied at once (see ``run(_:)`` for when it
-  /// is queued for the running operation instead).
-  func receive(_ change: ExternalChange) {
-    run(.event(change))
+  /// The prefixes monitored with ``addKeysToBeMonitored(prefix:)``.
+  public var monitoredPrefixes: Set<String> { engine.monitoredPrefixes }
+
+  // MARK: Launch
+
+  /// Waits until the store's initial download has happened and its values for the
+  /// monitored keys are in `UserDefaults`, or `timeout` has passed; returns where it
+  /// stands then (``SyncStatus/initialDownload``).
+  ///
+  /// Returns at once unless the download is ``InitialDownload/pending`` (a new install, or
+  /// protected data unavailable since launch so that Zephyr cannot tell yet): an install
+  /// that synced before returns ``InitialDownload/done`` or ``InitialDownload/unknown``
+  /// without waiting. The timeout is measured by ``SyncConfiguration/sleep``; cancelling
+  /// the calling task ends the wait too. See ``InitialDownload`` for the first-launch
+  /// pattern it serves:
+  ///
+  /// ```swift
+  /// if await coordinator.waitForInitialDownload(timeout: .seconds(10)) != .pending,
+  ///   defaults.object(forKey: "onboarded") == nil
+  /// {
+  ///   defaults.set(false, forKey: "onboarded")   // really a first launch
+  /// }
+  /// ```
+  public func waitForInitialDownload(timeout: Duration) async -> InitialDownload {
+    await engine.waitForInitialDownload(timeout: timeout)
   }
 
-  var id: ObjectIdentifier { ObjectIdentifier(self) }
+  // MARK: Metrics
 
-  static let localEditQueueKey = DispatchSpecificKey<ObjectIdentifier>()
-}
+  /// What this process's coordinator did over the last seven days; see ``SyncMetrics``.
+  ///
+  /// ```swift
+  /// let m = coordinator.metrics
+  /// if m.launchesSignedOut > 0, coordinator.status.isSignedIn == false { showSignInCard() }
+  /// ```
+  ///
+  /// Reads the configured clock (to drop days that passed since the last operation) and
+  /// the coordinator's state; nothing else.
+  public var metrics: SyncMetrics {
+    engine.metrics
+  }
 
-/// Test hooks: crash points and pauses. Empty, and never consulted but for a nil check,
-/// in apps.
-package struct TestHooks: Sendable {
-  /// Asked before every write; answering `true` simulates a crash at that point: this
-  /// write and every later one of this coordinator are skipped, as if the process died.
-  package var crashBefore: (@Sendable (WritePoint) -> Bool)?
-  /// Called for every pulled key between the decision and the check that the local value
-  /// is still the one decided on.
-  package var beforePullWrite: (@Sendable (String) -> Void)?
-  /// Called by an element edit (`insert`, `remove`) between its read of the key and its
-  /// write.
-  package var betweenElementReadAndWrite: (@Sendable (String) -> Void)?
-  package var crashed = false
+  /// Starts the metrics over: every count is dropped, here and (at the end of the next
+  /// operation) in the file beside the ledger. Other processes' metrics are theirs.
+  public func resetMetrics() {
+    engine.resetMetrics()
+  }
 
-  package init() {}
-}
-
-/// One write an operation makes, where a simulated crash may strike.
-package enum WritePoint: Sendable, Equatable {
-  case store(String)
-  case defaults(String)
-  case ledger
+  /// The metrics now, then again after each batch that changed them. Coalesced: a
+  /// consumer slower than the batches gets the latest metrics, not every one
+  /// (`bufferingNewest(1)`), and batches that changed nothing yield nothing. Finishes
+  /// when the coordinator is released.
+  ///
+  /// ```swift
+  /// for await m in coordinator.metricsUpdates {
+  ///   statusModel.metrics = m
+  /// }
+  /// ```
+  ///
+  /// Metrics are yielded with no lock held, by whichever thread finished the batch.
+  public var metricsUpdates: AsyncStream<SyncMetrics> {
+    engine.metricsUpdates
+  }
 }

@@ -221,8 +221,8 @@ public enum Zephyr {
     // `UserDefaults(suiteName:)` anew at each call keeps its coordinator and its streams);
     // an unnamed one is known by its instance only.
     if let previous,
-      previous.domain.persistentName == UserDefaultsDomain(defaults: suite, suiteName: suiteName).persistentName,
-      suiteName != nil || previous.domain.isBacked(by: suite)
+      previous.engine.domain.persistentName == UserDefaultsDomain(defaults: suite, suiteName: suiteName).persistentName,
+      suiteName != nil || previous.engine.domain.isBacked(by: suite)
     {
       return
     }

@@ -1,5 +1,6 @@
 import Foundation
 
+/// Typed access: a ``SyncKey``'s value, its element edits and its changes.
 extension SyncCoordinator {
   /// The key's value, as `UserDefaults` and `@AppStorage` read it: what
   /// `object(forKey:)` returns (the persistent domain, else a launch argument or a
@@ -50,39 +51,20 @@ extension SyncCoordinator {
   public subscript<Value>(key: SyncKey<Value>) -> Value {
     get {
       // A first use reconciles the key before reading it (see ``useReconciling(_:)``).
-      useReconciling(key)
-      return decoded(storedValue(forKey: key.name), for: key)
+      engine.useReconciling(key)
+      return engine.decoded(engine.storedValue(forKey: key.name), for: key)
     }
     set {
       let stored: PropertyListValue?
       do {
         stored = try newValue.propertyList
       } catch {
-        refuseTypedWrite(of: key, error)
+        engine.refuseTypedWrite(of: key, error)
         return
       }
-      writeTyped(
-        stored, for: key, keeping: Value.self is any KnowsEveryField.Type ? nil : Self.unknownFieldKeeper(Value.self))
-    }
-  }
-
-  /// What keeps, in the fields of a struct to write, the fields the key's value holds that
-  /// `Value` does not know (a newer app version's, written on another device): a device
-  /// still on an older version that sets the struct keeps them, instead of removing them
-  /// on every device and leaving the newer version unable to decode the struct. A field
-  /// is known when the value, decoded as `Value` and encoded again, still holds it, so a
-  /// field `Value` knows and left out (a `nil` optional) is removed. Top-level fields only;
-  /// a `[String: …]` dictionary knows every key it holds (and has no keeper).
-  static func unknownFieldKeeper<Value: SyncValue>(_: Value.Type) -> FieldKeeper {
-    { stored, current in
-      guard case .dictionary(var fields)? = stored, case .dictionary(let current)? = current(),
-        let decoded = Value(propertyList: .dictionary(current)),
-        case .dictionary(let known)? = try? decoded.propertyList
-      else { return stored }
-      let unknown = current.filter { known[$0.key] == nil && fields[$0.key] == nil }
-      guard !unknown.isEmpty else { return stored }
-      fields.merge(unknown) { mine, _ in mine }
-      return .dictionary(fields)
+      engine.writeTyped(
+        stored, for: key,
+        keeping: Value.self is any KnowsEveryField.Type ? nil : SyncEngine.unknownFieldKeeper(Value.self))
     }
   }
 
@@ -94,222 +76,79 @@ extension SyncCoordinator {
   /// coordinator[Settings.theme]   // "light", the default
   /// ```
   public func removeValue<Value>(for key: SyncKey<Value>) {
-    writeTyped(nil, for: key)
+    engine.writeTyped(nil, for: key)
   }
 
-  /// Makes a key's first use: it is monitored from now on (unless refused), and its
-  /// merge strategy applies unless the configuration names one (see
-  /// ``EngineState/strategy(of:)``); a key declared `compressed: true` is compressed
-  /// from then on, whatever the configuration lists.
-  /// With `reconciling`, the key is also reconciled on the local-edit queue, to pull a
-  /// value that arrived before this first use; a set does without, since it pushes the
-  /// key anyway.
-  @discardableResult
-  func use<Value>(_ key: SyncKey<Value>, reconciling: Bool = true) -> Bool {
-    let first = state.withLock { state -> Bool in
-      guard let declared = state.typedKeys[key.name] else {
-        // Before the reconcile is scheduled: it merges with the key's strategy.
-        state.typedKeys[key.name] = key.declaration
-        state.monitoredKeys.formUnion(state.admit([key.name]))
-        return true
-      }
-      // Before its first push: a key declared compressed by any of its typed keys is.
-      if key.isCompressed, !declared.isCompressed { state.typedKeys[key.name]?.isCompressed = true }
-      return false
-    }
-    guard first else { return false }
-    if reconciling { reconcileOnFirstUse(key.name) }
-    emitLogs()
-    return true
-  }
-
-  /// A read's use of `key`: on its first use, the key's reconcile (``reconcileOnFirstUse(_:)``)
-  /// runs before the read, on this thread, so that the read returns the reconciled value
-  /// and a write made from it is made over that state (see ``subscript(_:)``). On this
-  /// coordinator's own operation thread (an observer of its writes, its resolver), where
-  /// waiting for an operation could never end, it runs after that operation instead.
+  /// Adds `element` to a set key (`.set` or `.union` over an array or a ``PackedSet``),
+  /// as one typed write of the key: one push, merged with every other device's edits.
   ///
-  /// Queued behind another thread's operation that is calling out (see ``OperationLane``),
-  /// the read waits for the reconcile a second at most, and then returns what it finds.
-  func useReconciling<Value>(_ key: SyncKey<Value>) {
-    let thread = ThreadIdentity.current
-    let inside = state.withLock { $0.lane.isOwned(by: thread) }
-    guard use(key, reconciling: false), markForFirstUseReconcile(key.name) else { return }
-    if inside {
-      schedulePush(diffingDomain: false)
-      return
-    }
-    run(.localEdits)
-    guard waitForFirstUseReconcile(of: key.name, until: Date(timeIntervalSinceNow: 1)) else {
-      warnNow("first read of \(key.name) returned before its reconcile: another operation did not end for a second")
-      return
-    }
-  }
-
-  /// Waits, until `deadline`, for the first-use reconcile of `name` to finish; `false`
-  /// when the deadline passed first.
-  private func waitForFirstUseReconcile(of name: String, until deadline: Date) -> Bool {
-    keyWritesSettled.lock()
-    defer { keyWritesSettled.unlock() }
-    // (While protected data is unavailable the reconcile waits for it, and so would the
-    // read: it returns what it finds, as every read does then.)
-    while state.withLock({ $0.lane.firstUseReconciles.contains(name) && $0.status.isProtectedDataAvailable }) {
-      if !keyWritesSettled.wait(until: deadline) { return false }
-    }
-    return true
-  }
-
-  /// Has the next push of local edits read `name` again and reconcile it, with the rules
-  /// of `sync(keys: [name])`: the push reads just this key (with `object(forKey:)`,
-  /// checked against the persistent domain only when its value is not the one last
-  /// agreed), never the whole domain. A typed write already waiting carries the key.
-  private func reconcileOnFirstUse(_ name: String) {
-    if markForFirstUseReconcile(name) { schedulePush(diffingDomain: false) }
-  }
-
-  /// Marks `name` to be read again and reconciled by the next push of local edits;
-  /// `false` when the key can never sync (a refused name).
-  private func markForFirstUseReconcile(_ name: String) -> Bool {
-    state.withLock { state -> Bool in
-      guard KeyPolicy.refusal(of: name, limits: state.configuration.limits) == nil else { return false }
-      if state.lane.typedWrites[name] == nil { state.lane.typedWrites[name] = .reread }
-      state.lane.firstUseReconciles.insert(name)
-      state.debug("first use of typed key \(name): reconcile it")
-      return true
-    }
-  }
-
-  /// The value a typed read decodes: what `object(forKey:)` returns for `name`, in one
-  /// call (see ``subscript(_:)``).
-  /// While protected data is unavailable, a typed set held until it is available reads
-  /// back as set.
-  func storedValue(forKey name: String) -> PropertyListValue? {
-    if let held = heldTypedSet(forKey: name) { return held }
-    return domain.visibleValue(forKey: name)
-  }
-
-  /// Writes `value` (or removes the key, for `nil`) as Zephyr's own write, tells the
-  /// key's streams, and schedules its push.
+  /// ```swift
+  /// static let read = SyncKey<PackedSet<UInt32>>("read", default: [], merge: .set)
+  /// coordinator.insert(articleID, into: Keys.read)
+  /// ```
   ///
-  /// - Parameter edit: For a value computed from a read of the key (an element edit):
-  ///   what the edit noted before its read, and the value it read. When a write of the
-  ///   key by Zephyr or another typed write could have been missed by that read (see
-  ///   ``KeyWrites/admitsEdit(from:read:)``), nothing is written and this returns `false`:
-  ///   read again.
-  /// - Parameter keeper: For a set of a struct: what keeps the fields of the key's value
-  ///   that the struct does not know (``unknownFieldKeeper(_:)``), from the value read now
-  ///   or, for a set held until protected data is available, then.
-  @discardableResult
-  func writeTyped<Value>(
-    _ value: PropertyListValue?, for key: SyncKey<Value>,
-    edit: (base: KeyWrites.EditBase, read: PropertyListValue?)? = nil, keeping keeper: FieldKeeper? = nil
-  ) -> Bool {
-    use(key, reconciling: false)
-    let name = key.name
-    // Before the first unlock nothing is written: the set waits, and reads back as set.
-    if holdTypedSetUntilProtectedData(value, forKey: name, keeping: keeper) { return true }
-    var value = value
-    if let keeper {
-      let kept = keeper(value) { storedValue(forKey: name) }
-      if kept != value { state.withLock { $0.debug("set \(name): kept the fields this app version does not know") } }
-      value = kept
-    }
-    // Recorded before the write: a pull that writes the key meanwhile marks it to be
-    // read again, whichever of the two writes lands last; a batch that read the key
-    // before this record leaves it to this write's push (``KeyWrites``).
-    let recorded = state.withLock { state -> Bool in
-      if let edit, !state.lane.keyWrites[name, default: KeyWrites()].admitsEdit(from: edit.base, read: edit.read) {
-        return false
-      }
-      state.lane.typedWrites[name] = .written(value)
-      // A set made after an initial download or an account change is a deliberate edit:
-      // a batch that reads it (a first-use reconcile running now) merges it, rather than
-      // take the store's state over it as over a write made before them.
-      state.markReconciled([name])
-      state.lane.keyWrites[name, default: KeyWrites()].recordTypedWrite(value)
-      state.refusals.clearTypedRefusal(of: name)
-      return true
-    }
-    guard recorded else { return false }
-    // Not through an operation's call out: this runs on the app's thread, outside the
-    // lane, maybe while another thread's operation runs (see ``writeAsOwn(_:)``).
-    let counted = writeAsOwn { domain in
-      if let value { domain.set(value, forKey: name) } else { domain.remove(forKey: name) }
-    }
-    state.withLock { state in
-      state.lane.keyWrites[name, default: KeyWrites()].typedWriteReturned()
-      // A push that took this write's record before it landed may have left the key
-      // (its read did not show the write): the next push reads it again.
-      if state.lane.typedWrites[name] == nil { state.lane.typedWrites[name] = .reread }
-    }
-    signalKeyWrites()
-    // An observer edited the suite from inside our write: that edit is pushed at once,
-    // and the typed write waits to share its push.
-    if counted.includeOtherEdits { schedulePush(diffingDomain: true) } else { scheduleCoalescedPush() }
-    publishChanges(of: [name])
-    return true
+  /// The set is read and written back at once (as ``subscript(_:)`` would), so an
+  /// element another device added meanwhile is kept by the merge. The write costs what
+  /// encoding the whole set costs (about a millisecond for 25,000 packed ids); the set
+  /// it wrote is kept decoded, so the next edit or read does not decode it again.
+  ///
+  /// Safe to call from any thread while the coordinator syncs: an edit whose read could
+  /// have missed another write of the key (a pull of another device's edit, or another
+  /// thread's edit) reads and edits again, so neither is lost. Before reading again it
+  /// waits for a write still in flight, a second at most.
+  public func insert<Value: SetSyncValue>(_ element: Value.SetElement, into key: SyncKey<Value>) {
+    insert(contentsOf: CollectionOfOne(element), into: key)
   }
 
-  /// Refuses a set whose value could not be encoded: nothing is written or pushed, a
-  /// warning names the key and the error, and ``status`` lists the key until a set of it
-  /// succeeds. It still counts as the key's first use.
-  func refuseTypedWrite<Value>(of key: SyncKey<Value>, _ error: any Error) {
-    use(key)
-    let reason = RefusalReason.unencodable(Self.describe(error))
-    state.withLock { state in
-      if state.refusals.refuseTypedWrite(of: key.name, reason) {
-        state.metrics.countRefusal(reason)
-        state.warn("refused typed write of \(key.name): \(reason); UserDefaults and the store keep the key's value")
-      }
-    }
-    emitLogs()
+  /// Adds every element of `elements` to a set key, as one write and one push; see
+  /// ``insert(_:into:)``.
+  public func insert<Value: SetSyncValue>(
+    contentsOf elements: some Sequence<Value.SetElement>, into key: SyncKey<Value>
+  ) {
+    engine.editElements(of: key) { $0.insertElements(elements) }
   }
 
-  /// An encoding error as a short phrase: what the value's own encoding said (the
-  /// encoder wraps it in an error about the top-level value), and where.
-  private static func describe(_ error: any Error) -> String {
-    guard case .invalidValue(_, let context) = error as? EncodingError else { return String(describing: error) }
-    if let underlying = context.underlyingError { return describe(underlying) }
-    let path = context.codingPath.map(\.stringValue).filter { !$0.isEmpty }
-    return path.isEmpty ? context.debugDescription : "\(context.debugDescription) at \(path.joined(separator: "."))"
-  }
-}
-
-/// A large blob a typed key last read, and the value it decoded to: the next read of the
-/// same bytes returns the value without decoding 25,000 packed ids again.
-struct DecodedRead: Sendable {
-  /// Blobs smaller than this are decoded on every read: it costs less than comparing.
-  static let minimumBytes = 1_024
-  var blob: Data
-  var value: any Sendable
-}
-
-extension SyncCoordinator {
-  /// `stored` decoded as the key's value (its default when there is none, or when it does
-  /// not decode); see ``validDecoded(_:for:)``.
-  func decoded<Value>(_ stored: PropertyListValue?, for key: SyncKey<Value>) -> Value {
-    stored.flatMap { validDecoded($0, for: key) } ?? key.defaultValue
+  /// Removes `element` from a set key; see ``insert(_:into:)``. A device that had seen
+  /// the element removes it everywhere; an add another device made without seeing it
+  /// stays.
+  public func remove<Value: SetSyncValue>(_ element: Value.SetElement, from key: SyncKey<Value>) {
+    remove(contentsOf: CollectionOfOne(element), from: key)
   }
 
-  /// `stored` decoded as the key's value, `nil` when it does not decode: from
-  /// ``decodedReads`` when it is the large blob read or written last time (compared byte
-  /// for byte, so no change is missed, whoever wrote it), else decoded and, when large,
-  /// kept for next time. Only values that decoded are kept.
-  func validDecoded<Value>(_ stored: PropertyListValue, for key: SyncKey<Value>) -> Value? {
-    guard case .data(let blob) = stored, blob.count >= DecodedRead.minimumBytes else {
-      return Value(propertyList: stored)
-    }
-    if let cached = decodedReads.withLock({ $0[key.name] }), cached.blob == blob, let value = cached.value as? Value {
-      return value
-    }
-    guard let value = Value(propertyList: stored) else { return nil }
-    keepDecoded(value, as: blob, for: key.name)
-    return value
+  /// Removes every element of `elements` from a set key, as one write and one push.
+  public func remove<Value: SetSyncValue>(
+    contentsOf elements: some Sequence<Value.SetElement>, from key: SyncKey<Value>
+  ) {
+    engine.editElements(of: key) { $0.removeElements(elements) }
   }
 
-  /// Keeps `value` as what `blob` decodes to, when the blob is large.
-  func keepDecoded(_ value: some Sendable, as blob: Data, for name: String) {
-    guard blob.count >= DecodedRead.minimumBytes else { return }
-    decodedReads.withLock { $0[name] = DecodedRead(blob: blob, value: value) }
+  /// The key's value now, then every new value: set on this device (through a typed key,
+  /// or an edit Zephyr notices), or pulled from another device. Finishes when the
+  /// coordinator is released.
+  ///
+  /// ```swift
+  /// for await theme in coordinator.changes(of: Settings.theme) {
+  ///   apply(theme)   // "light" at once, then each change
+  /// }
+  /// ```
+  ///
+  /// - Each value is read from `UserDefaults` when it is delivered (as
+  ///   ``subscript(_:)`` reads it), so the stream always ends on the value
+  ///   `UserDefaults` holds, and yields values in the order they were written. Values
+  ///   replaced before they could be delivered (two sets in quick succession from
+  ///   different threads) may be skipped, and a value equal to the one last yielded is
+  ///   not yielded again.
+  /// - Values are yielded after Zephyr's lock is released, possibly on another thread
+  ///   than the one that made the change (whichever thread is delivering changes of the
+  ///   coordinator at the time), and buffered until the loop takes them.
+  /// - An edit made through plain `UserDefaults` is yielded when Zephyr notices it: at
+  ///   once through the coordinator's own instance on Apple platforms (its
+  ///   `didChangeNotification`), otherwise at the next ``sync()``.
+  /// - The key is monitored from its first use, so changes from other devices are applied
+  ///   (and yielded) as they arrive; a first use also reconciles the key (see
+  ///   ``subscript(_:)``), and a value pulled then is yielded after the current one.
+  /// - Cancelling the task that iterates, or dropping the stream, stops the stream.
+  public func changes<Value>(of key: SyncKey<Value>) -> AsyncStream<Value> {
+    engine.changes(of: key)
   }
 }

@@ -53,7 +53,7 @@ public final class SyncedValue<Value: SyncValue> {
   public init(_ key: SyncKey<Value>, coordinator: SyncCoordinator = Zephyr.shared) {
     self.key = key
     self.coordinator = coordinator
-    let stored = coordinator.storedValue(forKey: key.name)
+    let stored = coordinator.engine.storedValue(forKey: key.name)
     shown = stored
     current = key.value(from: stored)
     let changes = coordinator.changes(of: key)
@@ -73,7 +73,7 @@ public final class SyncedValue<Value: SyncValue> {
   /// stream element only says that something changed, and may be older than a value set
   /// here since.
   private func refresh() {
-    let stored = coordinator.storedValue(forKey: key.name)
+    let stored = coordinator.engine.storedValue(forKey: key.name)
     guard stored != shown else { return }
     shown = stored
     current = key.value(from: stored)

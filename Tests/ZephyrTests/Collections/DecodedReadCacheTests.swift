@@ -71,13 +71,13 @@ struct DecodedReadCacheTests {
     let read = SyncKey<PackedSet<UInt32>>("read", default: [], merge: .set)
     for round in UInt32(0)..<3 {
       a.coordinator.insert(contentsOf: (0..<4_000).map { $0 * 7 + round }, into: read)
-      let kept = a.coordinator.decodedReads.withLock { $0["read"] }
+      let kept = a.coordinator.engine.decodedReads.withLock { $0["read"] }
       #expect(kept?.blob == a.defaults.data(forKey: "read"), "round \(round): the blob written is kept")
       #expect((kept?.value as? PackedSet<UInt32>)?.count == 4_000 * Int(round + 1))
     }
     let junk = Data([PackedIntegers.formatByte]) + Data(repeating: 0xFF, count: 2_000)
     a.defaults.set(junk, forKey: "read")
     #expect(a.coordinator[read].isEmpty)
-    #expect(a.coordinator.decodedReads.withLock { $0["read"] }?.blob != junk)
+    #expect(a.coordinator.engine.decodedReads.withLock { $0["read"] }?.blob != junk)
   }
 }

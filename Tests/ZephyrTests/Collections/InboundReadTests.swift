@@ -52,7 +52,7 @@ struct InboundReadTests {
 
     let coordinator = b.coordinator
     let calls = Locked(0)
-    coordinator.testHooks.withLock { hooks in
+    coordinator.engine.testHooks.withLock { hooks in
       hooks.beforePullWrite = { [weak coordinator] key in
         guard key == "read", let coordinator,
           calls.isFirstCall()
@@ -63,7 +63,7 @@ struct InboundReadTests {
     a.coordinator.insert(10, into: Self.read)
     a.settle()
     harness.cloud.deliver()
-    coordinator.testHooks.withLock { $0.beforePullWrite = nil }
+    coordinator.engine.testHooks.withLock { $0.beforePullWrite = nil }
     #expect(calls.withLock { $0 } == 2, "the pull was decided again from the edited value")
     #expect(b.debugLines.contains { $0.contains("found edited since agreed: decided again") })
     b.settle()

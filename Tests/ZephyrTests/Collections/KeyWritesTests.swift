@@ -86,7 +86,7 @@ import ZephyrTesting
     let first = Locked(0)
     let inserted = DispatchSemaphore(value: 0)
     let readDone = DispatchSemaphore(value: 0)
-    coordinator.testHooks.withLock { hooks in
+    coordinator.engine.testHooks.withLock { hooks in
       hooks.betweenElementReadAndWrite = { _ in readDone.signal() }
     }
     b.faithful.writeInterceptor = { write in
@@ -101,7 +101,7 @@ import ZephyrTesting
     }
     b.faithful.isProtectedDataAvailable = true
     inserted.wait()
-    coordinator.testHooks.withLock { $0.betweenElementReadAndWrite = nil }
+    coordinator.engine.testHooks.withLock { $0.betweenElementReadAndWrite = nil }
     b.settle()
     b.faithful.writeInterceptor = nil
     b.settle()

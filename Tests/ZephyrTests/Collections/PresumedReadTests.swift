@@ -23,7 +23,7 @@ struct PresumedReadTests {
     nonisolated(unsafe) let defaults = b.defaults
     let suite = b.suiteName
     let calls = Locked(0)
-    b.coordinator.testHooks.withLock { hooks in
+    b.coordinator.engine.testHooks.withLock { hooks in
       hooks.beforePullWrite = { _ in
         guard
           calls.isFirstCall()
@@ -38,7 +38,7 @@ struct PresumedReadTests {
     // The store says both keys (as an initial sync or a coalesced event may).
     harness.cloud.post(ExternalChange(reason: .serverChange, keys: ["read", "starred"]), to: "B")
     harness.cloud.waitForDeliveries()
-    b.coordinator.testHooks.withLock { $0.beforePullWrite = nil }
+    b.coordinator.engine.testHooks.withLock { $0.beforePullWrite = nil }
     b.settle()
     harness.cloud.deliver()
     a.settle()

@@ -375,7 +375,7 @@ struct MetricsSavingTests {
     let harness = Harness()
     let clock = TestClock()
     let a = harness.device("A", monitored: ["theme"]) { $0.clock = clock.read }
-    let file = a.coordinator.metricsFile
+    let file = a.coordinator.engine.metricsFile
     let today = TestClock.day
     func saved() -> SyncMetrics { file.load().summary(today: today, measuring: false) }
     // The launch is saved by the first operation; three edits within the minute are not.
@@ -389,7 +389,7 @@ struct MetricsSavingTests {
     #expect(saved().storeWrites == 4)
     a.set(.string("5"), "theme")
     #expect(saved().storeWrites == 4)
-    a.coordinator.enteredBackground()
+    a.coordinator.engine.enteredBackground()
     #expect(saved().storeWrites == 5)
     // Never from deinit, which may run under a caller's lock.
     a.set(.string("6"), "theme")

@@ -87,7 +87,7 @@ struct TopologyTests {
     let a = harness.device("A", monitored: ["theme"])
     a.set(.string("v1"), "theme")
     a.coordinator.sync()
-    try FileManager.default.removeItem(at: a.coordinator.ledgerFile.url)
+    try FileManager.default.removeItem(at: a.coordinator.engine.ledgerFile.url)
     a.restart()
     #expect(a.coordinator.status.notes.contains { $0.hasPrefix("ledger file missing") })
     a.set(.string("v2"), "theme")
@@ -269,7 +269,7 @@ struct AppGroupTests {
     // The person's newest edit, its push still pending: written where no one announces it.
     UserDefaults(suiteName: pair.suiteName)?.set("dim", forKey: "theme")
 
-    pair.widget.receive(ExternalChange(reason: .serverChange, keys: ["theme"]))
+    pair.widget.engine.receive(ExternalChange(reason: .serverChange, keys: ["theme"]))
     pair.app.sync()
     #expect(pair.widgetDefaults.string(forKey: "theme") == "dim")
     let record = RemoteState(storeValue: pair.cloud.device("phone").value(forKey: "theme"))

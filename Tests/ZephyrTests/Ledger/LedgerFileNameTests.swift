@@ -102,7 +102,7 @@ struct LedgerFileNameTests {
     let spaced = harness.device("my settings", monitored: ["theme"])
     let underscored = harness.device("my_settings", monitored: ["font"])
     let peer = harness.device("peer", monitored: ["theme", "font"])
-    #expect(spaced.coordinator.ledgerFile.url != underscored.coordinator.ledgerFile.url)
+    #expect(spaced.coordinator.engine.ledgerFile.url != underscored.coordinator.engine.ledgerFile.url)
 
     spaced.set(.string("dusk"), "theme")
     underscored.set(.string("serif"), "font")
@@ -118,8 +118,8 @@ struct LedgerFileNameTests {
     for device in [spaced, underscored] {
       #expect(!device.coordinator.status.notes.contains { $0.contains("another copy") }, "\(device.name)")
     }
-    #expect(spaced.coordinator.state.withLock { $0.ledger["theme"] } != nil)
-    #expect(underscored.coordinator.state.withLock { $0.ledger["font"] } != nil)
+    #expect(spaced.coordinator.engine.state.withLock { $0.ledger["theme"] } != nil)
+    #expect(underscored.coordinator.engine.state.withLock { $0.ledger["font"] } != nil)
     spaced.set(.string("night"), "theme")
     underscored.set(.string("mono"), "font")
     spaced.coordinator.sync()

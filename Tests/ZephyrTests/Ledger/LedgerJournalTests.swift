@@ -241,17 +241,17 @@ struct LedgerJournalRelaunchTests {
     harness.cloud.deliver()
     a.settle()
     #expect(a.coordinator[key].contains(5_001))
-    let settled = a.coordinator.state.withLock { $0.ledger["read"] }
+    let settled = a.coordinator.engine.state.withLock { $0.ledger["read"] }
     // A second pull stops before it writes to UserDefaults.
     b.coordinator.insert(5_002, into: key)
     b.settle()
     harness.cloud.upload()
-    a.coordinator.testHooks.withLock { hooks in
+    a.coordinator.engine.testHooks.withLock { hooks in
       hooks.crashBefore = { point in if case .defaults("read") = point { true } else { false } }
     }
     harness.cloud.download(to: "A")
     a.settle()
-    let onFile = try #require(try a.coordinator.ledgerFile.load()?.ledger["read"])
+    let onFile = try #require(try a.coordinator.engine.ledgerFile.load()?.ledger["read"])
     #expect(onFile.pendingPull != nil, "the pull was written ahead")
     #expect(onFile.pendingPull?.previous?.state == settled?.state ? true : false, "with the first pull's state")
 

@@ -84,7 +84,7 @@ struct LedgerTests {
     let a = harness.device("A", monitored: ["theme"])
     a.set(.string("v0"), "theme")
     a.coordinator.sync()
-    let url = a.coordinator.ledgerFile.url
+    let url = a.coordinator.engine.ledgerFile.url
     let snapshotSize = try Data(contentsOf: url).count
     a.set(.string("v1"), "theme")
     a.coordinator.sync()
@@ -97,7 +97,7 @@ struct LedgerTests {
     #expect(try Data(contentsOf: url).count < 110 * 40, "compacted: the file stays small")
     a.restart()
     #expect(
-      a.coordinator.state.withLock { $0.ledger["theme"] }
+      a.coordinator.engine.state.withLock { $0.ledger["theme"] }
         == LedgerEntry(
           generation: 100, agreed: .value(PropertyListValue.string("v99").fingerprint), origin: "A"))
   }
@@ -110,7 +110,7 @@ struct LedgerTests {
     harness.round()
     a.set(.string("v2"), "theme")
     a.coordinator.sync()
-    let url = a.coordinator.ledgerFile.url
+    let url = a.coordinator.engine.ledgerFile.url
     let data = try Data(contentsOf: url)
     try data.dropLast(3).write(to: url)
     a.restart()
@@ -130,7 +130,7 @@ struct LedgerTests {
     a.restart()
     a.coordinator.sync()
     #expect(a.store.statistics.writes == writes)
-    #expect(a.coordinator.state.withLock { $0.ledger["theme"] } != nil)
+    #expect(a.coordinator.engine.state.withLock { $0.ledger["theme"] } != nil)
   }
 
   @Test func corruptLedgerDegradesToNoHistory() throws {
@@ -143,7 +143,7 @@ struct LedgerTests {
     b.coordinator.sync()
     harness.round()
 
-    try Data("garbage".utf8).write(to: a.coordinator.ledgerFile.url)
+    try Data("garbage".utf8).write(to: a.coordinator.engine.ledgerFile.url)
     a.restart()
     #expect(a.coordinator.status.notes.contains { $0.contains("ledger unreadable") })
     #expect(a.warnings.contains { $0.contains("ledger unreadable") })

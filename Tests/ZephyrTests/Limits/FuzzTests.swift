@@ -57,7 +57,7 @@ struct FuzzTests {
     // An initial download forgets the device's own writes the store does not hold: with
     // no history left, a foreign value meets the local one as a conflict, which sync()
     // decides for the local value.
-    let hadHistory = a.coordinator.state.withLock { $0.ledger[key] != nil }
+    let hadHistory = a.coordinator.engine.state.withLock { $0.ledger[key] != nil }
     harness.cloud.setServerValue(garbage, forKey: key)
     switch route {
     case .downloadWithEvent:

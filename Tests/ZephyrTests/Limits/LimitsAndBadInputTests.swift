@@ -35,12 +35,12 @@ struct LimitsAndBadInputTests {
     let a = harness.device("A", monitored: ["theme"])
     a.set(.string("dusk"), "theme")
     harness.round()
-    let generation = a.coordinator.state.withLock { $0.ledger["theme"]?.generation }
+    let generation = a.coordinator.engine.state.withLock { $0.ledger["theme"]?.generation }
 
     harness.cloud.setServerValue(.string("from Zephyr 4"), forKey: "theme")
     harness.cloud.download(to: "A")
     #expect(a.value("theme") == .string("from Zephyr 4"))
-    #expect(a.coordinator.state.withLock { $0.ledger["theme"]?.generation } == generation.map { $0 + 1 })
+    #expect(a.coordinator.engine.state.withLock { $0.ledger["theme"]?.generation } == generation.map { $0 + 1 })
 
     // A device with no history takes it too, and nobody rewrites it while nothing changes.
     let b = harness.device("B", monitored: ["theme"])

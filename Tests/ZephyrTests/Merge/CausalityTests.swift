@@ -56,11 +56,11 @@ struct CausalityTests {
     let harness = Harness()
     let a = harness.device("A", monitored: ["busy", "later"])
     for index in 1...4 { a.set(.integer(Int64(index)), "busy") }
-    a.coordinator.state.withLock { $0.setLedger("busy", nil) }
-    a.coordinator.saveLedger()
+    a.coordinator.engine.state.withLock { $0.setLedger("busy", nil) }
+    a.coordinator.engine.saveLedger()
     a.restart()
-    #expect(a.coordinator.state.withLock { $0.ledger["busy"] } == nil)
-    #expect(a.coordinator.state.withLock { $0.ledger.clock } == 4)
+    #expect(a.coordinator.engine.state.withLock { $0.ledger["busy"] } == nil)
+    #expect(a.coordinator.engine.state.withLock { $0.ledger.clock } == 4)
     a.set(.string("x"), "later")
     #expect(a.record("later")?.generation == 5)
   }

@@ -30,7 +30,7 @@ extension ScenarioRunner {
         // A strategy key agrees when the merge states do, not only the values: a sibling
         // hidden behind an equal value is a difference (see ReplicaState).
         for name in scenario.devices {
-          let held = device(name).coordinator.state.withLock { $0.ledger[key]?.state }
+          let held = device(name).coordinator.engine.state.withLock { $0.ledger[key]?.state }
           if held != record.state { problems.append("\(key): \(name)'s merge state is not the server's") }
         }
         continue

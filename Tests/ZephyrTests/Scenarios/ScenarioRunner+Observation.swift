@@ -153,7 +153,7 @@ extension ScenarioRunner {
   /// them (read from the device's ledger, the state the engine merges from).
   private func observeSiblings(_ name: String) {
     for (key, strategy) in scenario.strategies where !strategy.isCollection {
-      let state = device(name).coordinator.state.withLock { $0.ledger[key]?.state }
+      let state = device(name).coordinator.engine.state.withLock { $0.ledger[key]?.state }
       guard let state, state.kind.holdsSiblings else { continue }
       for dot in state.dots {
         // A write's dot is named after its device's replica id, `<device id>.<incarnation>`,

@@ -284,7 +284,7 @@ final class ScenarioRunner {
   /// nothing, so this matters only after an account change reset the ledger while the
   /// device kept values it had seen.
   func hasNoHistory(_ name: String, _ key: String) -> Bool {
-    device(name).coordinator.state.withLock { $0.ledger[key] == nil }
+    device(name).coordinator.engine.state.withLock { $0.ledger[key] == nil }
   }
 
   /// The push of a strategy key's edit may merge it with the record the device's store
@@ -321,7 +321,7 @@ final class ScenarioRunner {
   private func crash(_ name: String, before: Int, during operation: ScenarioStep.Operation) {
     let device = device(name)
     let points = Locked<[WritePoint]>([])
-    device.coordinator.testHooks.withLock { hooks in
+    device.coordinator.engine.testHooks.withLock { hooks in
       hooks.crashBefore = { point in
         points.withLock { points in
           points.append(point)

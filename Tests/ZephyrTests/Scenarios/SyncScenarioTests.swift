@@ -327,12 +327,12 @@ struct SyncScenarioTests {
     harness.driver.upload()
 
     let suiteName = b.suiteName
-    b.coordinator.testHooks.withLock { hooks in
+    b.coordinator.engine.testHooks.withLock { hooks in
       hooks.beforePullWrite = { key in UserDefaults(suiteName: suiteName)?.set("typed meanwhile", forKey: key) }
     }
     harness.driver.download(to: "B")
     #expect(b.value("theme") == .string("typed meanwhile"))
-    b.coordinator.testHooks.withLock { $0.beforePullWrite = nil }
+    b.coordinator.engine.testHooks.withLock { $0.beforePullWrite = nil }
     b.coordinator.sync()
     harness.round()
     #expect(a.value("theme") == .string("typed meanwhile"))

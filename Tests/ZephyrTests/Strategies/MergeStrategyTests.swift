@@ -208,7 +208,7 @@ struct MergeStrategyTests {
     a.set(PropertyListValue.strings("home", "work"), "favorites")
     harness.round()
     b.restart()
-    let cached = b.coordinator.state.withLock { $0.ledger["favorites"]?.state }
+    let cached = b.coordinator.engine.state.withLock { $0.ledger["favorites"]?.state }
     guard case .replica(let record) = RemoteState(storeValue: b.syncStore.value(forKey: "favorites")) else {
       Issue.record("no state record in the store")
       return

@@ -60,7 +60,7 @@ struct QuietRoundsTests {
 extension SyncCoordinator {
   /// The merge state the ledger holds for `key`.
   func ledgerState(of key: String) -> ReplicaState? {
-    state.withLock { $0.ledger[key]?.state }
+    engine.state.withLock { $0.ledger[key]?.state }
   }
 }
 

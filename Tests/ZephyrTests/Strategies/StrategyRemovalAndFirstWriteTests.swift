@@ -174,7 +174,7 @@ struct StrategyRemovalAndFirstWriteTests {
     let app = harness.device("App", monitored: ["theme", "fav"], configure: configure("app"))
     let widget = harness.device("Widget", monitored: ["theme", "fav"], sharing: "App", configure: configure("widget"))
     let other = harness.device("Other", monitored: ["theme", "fav"])
-    #expect(app.coordinator.ledgerFile.url != widget.coordinator.ledgerFile.url)
+    #expect(app.coordinator.engine.ledgerFile.url != widget.coordinator.engine.ledgerFile.url)
     #expect(app.coordinator.deviceID != widget.coordinator.deviceID)
     app.coordinator[Self.favorites] = ["home"]
     app.set(.string("dark"), "theme")

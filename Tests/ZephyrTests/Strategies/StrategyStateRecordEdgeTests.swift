@@ -34,7 +34,7 @@ struct StrategyStateRecordEdgeTests {
       return
     }
     #expect(record.stamp.origin == "A" && record.state.context.maximum < Generation.maximumJump)
-    #expect(a.coordinator.state.withLock { $0.ledger.clock } < Generation.maximumJump)
+    #expect(a.coordinator.engine.state.withLock { $0.ledger.clock } < Generation.maximumJump)
     #expect(PropertyListValue.elements(of: a.value("fav")) == [.string("x")])
   }
 

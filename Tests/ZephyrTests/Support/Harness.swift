@@ -189,7 +189,7 @@ final class TestDevice {
   func relaunch() {
     let monitored = coordinator.monitoredKeys
     coordinator.waitForPendingLocalEdits()
-    coordinator.enteredBackground()
+    coordinator.engine.enteredBackground()
     shutDown()
     current = SyncCoordinator(
       defaults: defaults, suiteName: suiteName, store: syncStore,

@@ -70,7 +70,7 @@ struct ChangeStreamTests {
     }
     task.cancel()
     _ = await task.value
-    #expect(a.coordinator.changeObservers.withLock { $0.observedKeys }.isEmpty)
+    #expect(a.coordinator.engine.changeObservers.withLock { $0.observedKeys }.isEmpty)
   }
 
   /// The change arrives on the store's thread; the model applies it on the main actor and

@@ -18,7 +18,7 @@ struct ElementEditConcurrencyTests {
     let (a, b) = harness.devicesAgreeing(on: [1, 2])
     let coordinator = b.coordinator
     let fired = Locked(false)
-    coordinator.testHooks.withLock { hooks in
+    coordinator.engine.testHooks.withLock { hooks in
       hooks.betweenElementReadAndWrite = { [weak coordinator] _ in
         guard let coordinator,
           fired.withLock({ done in
@@ -35,7 +35,7 @@ struct ElementEditConcurrencyTests {
       }
     }
     coordinator.insert(10, into: Self.read)
-    coordinator.testHooks.withLock { $0.betweenElementReadAndWrite = nil }
+    coordinator.engine.testHooks.withLock { $0.betweenElementReadAndWrite = nil }
     b.settle()
     harness.cloud.deliver()
     a.settle()

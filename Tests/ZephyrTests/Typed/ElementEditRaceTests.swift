@@ -20,11 +20,11 @@ struct ElementEditRaceTests {
     a.settle()
 
     let cloud = harness.cloud
-    b.coordinator.testHooks.withLock { hooks in
+    b.coordinator.engine.testHooks.withLock { hooks in
       hooks.betweenElementReadAndWrite = { _ in cloud.deliver() }
     }
     b.coordinator.insert(20, into: Self.read)
-    b.coordinator.testHooks.withLock { $0.betweenElementReadAndWrite = nil }
+    b.coordinator.engine.testHooks.withLock { $0.betweenElementReadAndWrite = nil }
     b.settle()
     harness.cloud.deliver()
     a.settle()

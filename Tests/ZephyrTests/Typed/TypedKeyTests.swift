@@ -145,11 +145,11 @@ struct TypedKeyTests {
     a.coordinator.removeKeysFromBeingMonitored(keys: ["best"])
     _ = a.coordinator[best]
     #expect(a.coordinator.monitoredKeys.contains("best"))
-    let strategy = a.coordinator.state.withLock { $0.strategy(of: "best") }
+    let strategy = a.coordinator.engine.state.withLock { $0.strategy(of: "best") }
     if case .max = strategy {} else { Issue.record("strategy not set") }
     #expect(a.coordinator.configuration.mergeStrategies["best"] == nil, "kept by the coordinator, not configured")
     _ = a.coordinator[Keys.theme]
-    let theme = a.coordinator.state.withLock { $0.strategy(of: "theme") }
+    let theme = a.coordinator.engine.state.withLock { $0.strategy(of: "theme") }
     if case .lastWriterWins = theme {} else { Issue.record("no strategy declared, yet \(theme.name)") }
   }
 
@@ -185,7 +185,7 @@ struct TypedKeyTests {
     let coordinator = b.coordinator
     // While B's inbound event decides its pull of `count`, the app sets two typed keys
     // from inside the operation: one the pull is about, one it is not.
-    coordinator.testHooks.withLock { hooks in
+    coordinator.engine.testHooks.withLock { hooks in
       hooks.beforePullWrite = { [weak coordinator] key in
         guard key == "count", let coordinator else { return }
         coordinator[Keys.count] = 100
@@ -248,11 +248,11 @@ struct TypedKeyTests {
     b.settle()
     harness.cloud.upload()
 
-    a.coordinator.localEditQueue.suspend()  // A's push has not run yet
+    a.coordinator.engine.localEditQueue.suspend()  // A's push has not run yet
     a.coordinator[Keys.theme] = "from A"
     harness.cloud.download(to: "A")  // B's change arrives first: a conflict, remote wins
     #expect(a.coordinator[Keys.theme] == "from B")
-    a.coordinator.localEditQueue.resume()
+    a.coordinator.engine.localEditQueue.resume()
     a.settle()
     harness.cloud.deliver()
 

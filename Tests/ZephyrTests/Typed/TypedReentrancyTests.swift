@@ -145,12 +145,12 @@ struct TypedReentrancyTests {
     harness.cloud.deliver()
     _ = b.coordinator[Keys.tags]
     b.settle()
-    b.coordinator.localEditQueue.suspend()  // B's edit is not pushed yet when A's arrives
+    b.coordinator.engine.localEditQueue.suspend()  // B's edit is not pushed yet when A's arrives
     b.coordinator[Keys.tags] = ["b"]
     a.coordinator[Keys.tags] = ["a"]
     a.settle()
     harness.cloud.deliver()  // a conflict on B: the resolver runs, and sets theme
-    b.coordinator.localEditQueue.resume()
+    b.coordinator.engine.localEditQueue.resume()
     b.settle()
     harness.cloud.deliver()
 

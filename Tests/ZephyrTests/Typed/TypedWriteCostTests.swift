@@ -97,12 +97,12 @@ struct TypedWriteCostTests {
     defer { setup.tearDown() }
     let before = setup.store.statistics
     // The local-edit queue is busy (suspended) while the app makes four sets.
-    setup.coordinator.localEditQueue.suspend()
+    setup.coordinator.engine.localEditQueue.suspend()
     setup.coordinator[Keys.theme] = "dark"
     setup.coordinator[Keys.count] = 1
     setup.coordinator[Keys.count] = 2
     setup.coordinator[Keys.flag] = true
-    setup.coordinator.localEditQueue.resume()
+    setup.coordinator.engine.localEditQueue.resume()
     setup.coordinator.waitForPendingLocalEdits()
 
     #expect(setup.store.statistics.writes - before.writes == 3, "one record per key, the last value of each")

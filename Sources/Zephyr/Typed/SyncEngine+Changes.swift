@@ -1,33 +1,8 @@
 import Foundation
 
-extension SyncCoordinator {
-  /// The key's value now, then every new value: set on this device (through a typed key,
-  /// or an edit Zephyr notices), or pulled from another device. Finishes when the
-  /// coordinator is released.
-  ///
-  /// ```swift
-  /// for await theme in coordinator.changes(of: Settings.theme) {
-  ///   apply(theme)   // "light" at once, then each change
-  /// }
-  /// ```
-  ///
-  /// - Each value is read from `UserDefaults` when it is delivered (as
-  ///   ``subscript(_:)`` reads it), so the stream always ends on the value
-  ///   `UserDefaults` holds, and yields values in the order they were written. Values
-  ///   replaced before they could be delivered (two sets in quick succession from
-  ///   different threads) may be skipped, and a value equal to the one last yielded is
-  ///   not yielded again.
-  /// - Values are yielded after Zephyr's lock is released, possibly on another thread
-  ///   than the one that made the change (whichever thread is delivering changes of the
-  ///   coordinator at the time), and buffered until the loop takes them.
-  /// - An edit made through plain `UserDefaults` is yielded when Zephyr notices it: at
-  ///   once through the coordinator's own instance on Apple platforms (its
-  ///   `didChangeNotification`), otherwise at the next ``sync()``.
-  /// - The key is monitored from its first use, so changes from other devices are applied
-  ///   (and yielded) as they arrive; a first use also reconciles the key (see
-  ///   ``subscript(_:)``), and a value pulled then is yielded after the current one.
-  /// - Cancelling the task that iterates, or dropping the stream, stops the stream.
-  public func changes<Value>(of key: SyncKey<Value>) -> AsyncStream<Value> {
+extension SyncEngine {
+  /// See ``SyncCoordinator/changes(of:)``.
+  func changes<Value>(of key: SyncKey<Value>) -> AsyncStream<Value> {
     let (stream, continuation) = AsyncStream<Value>.makeStream()
     let observer = ChangeObservers.Observer(
       key: key.name,

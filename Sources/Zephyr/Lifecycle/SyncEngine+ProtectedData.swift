@@ -6,7 +6,7 @@ import Foundation
 /// unavailable, a coordinator reads and writes nothing (not `UserDefaults`, not its ledger,
 /// not the store) and holds what is asked of it; once the data is available it reads what
 /// it put off and runs what waited, in order, before anything else.
-extension SyncCoordinator {
+extension SyncEngine {
   /// The cheap check made before each operation: the suite's own report when it makes
   /// one (``ProtectedDataReporting``), else the platform's (``ProtectedDataProbe``).
   /// Called with no lock held.

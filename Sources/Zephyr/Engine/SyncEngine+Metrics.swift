@@ -63,42 +63,22 @@ struct MetricsObservers: Sendable {
   }
 }
 
-extension SyncCoordinator {
-  /// What this process's coordinator did over the last seven days; see ``SyncMetrics``.
-  ///
-  /// ```swift
-  /// let m = coordinator.metrics
-  /// if m.launchesSignedOut > 0, coordinator.status.isSignedIn == false { showSignInCard() }
-  /// ```
-  ///
-  /// Reads the configured clock (to drop days that passed since the last operation) and
-  /// the coordinator's state; nothing else.
-  public var metrics: SyncMetrics {
+extension SyncEngine {
+  /// See ``SyncCoordinator/metrics``.
+  var metrics: SyncMetrics {
     let today = MetricsWindow.day(of: now())
     return state.withLock { $0.metrics.summary(today: today, measuring: $0.configuration.measuresDeliveryDelay) }
   }
 
-  /// Starts the metrics over: every count is dropped, here and (at the end of the next
-  /// operation) in the file beside the ledger. Other processes' metrics are theirs.
-  public func resetMetrics() {
+  /// See ``SyncCoordinator/resetMetrics()``.
+  func resetMetrics() {
     state.withLock { $0.metrics.reset() }
     saveMetrics(now: nil)
     publishMetrics()
   }
 
-  /// The metrics now, then again after each batch that changed them. Coalesced: a
-  /// consumer slower than the batches gets the latest metrics, not every one
-  /// (`bufferingNewest(1)`), and batches that changed nothing yield nothing. Finishes
-  /// when the coordinator is released.
-  ///
-  /// ```swift
-  /// for await m in coordinator.metricsUpdates {
-  ///   statusModel.metrics = m
-  /// }
-  /// ```
-  ///
-  /// Metrics are yielded with no lock held, by whichever thread finished the batch.
-  public var metricsUpdates: AsyncStream<SyncMetrics> {
+  /// See ``SyncCoordinator/metricsUpdates``.
+  var metricsUpdates: AsyncStream<SyncMetrics> {
     let (stream, continuation) = AsyncStream<SyncMetrics>.makeStream(bufferingPolicy: .bufferingNewest(1))
     let id = metricsObservers.withLock { $0.add(continuation) }
     continuation.onTermination = { [weak self] _ in
@@ -204,7 +184,7 @@ extension SyncCoordinator {
   }
 }
 
-extension SyncCoordinator {
+extension SyncEngine {
   /// Counts, for each of `keys` whose record the batch takes (a pull, or a merge that
   /// writes the local value) and that carries its writer's time, the time since then.
   func countDeliveryDelays(

@@ -3,7 +3,7 @@ import Foundation
 /// The writes an operation makes, at the end of the pipeline: the store's, `UserDefaults`'
 /// (Zephyr's own, counted with their echoes) and the ledger's. Each may be stopped by a
 /// simulated crash (``TestHooks``).
-extension SyncCoordinator {
+extension SyncEngine {
   /// Whether a write at `point` may go ahead; `false` once a simulated crash struck.
   /// (`nil`: a call that writes nothing durable, such as `synchronize()`.)
   func mayWrite(_ point: WritePoint?) -> Bool {

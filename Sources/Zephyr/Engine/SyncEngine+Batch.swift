@@ -4,7 +4,7 @@ import Foundation
 /// decide (``Reconciler``, no lock: a resolver is user code) → read pulled keys again →
 /// plan (``BatchPlan``, under the lock, calling nothing) → apply (no lock) → commit
 /// (under the lock).
-extension SyncCoordinator {
+extension SyncEngine {
   /// Reconciles `keys` from the given snapshots; returns the keys written to the store.
   ///
   /// The `presumed` keys' local values were not read but taken from the ledger (see
@@ -134,7 +134,7 @@ extension SyncCoordinator {
 
   /// Whether other processes sync this suite (see ``SyncConfiguration/sharedByProcesses``).
   var sharesSuite: Bool {
-    state.withLock { $0.configuration.sharedByProcesses } ?? domainName.hasPrefix("group.")
+    state.withLock { $0.configuration.sharedByProcesses } ?? domain.name.hasPrefix("group.")
   }
 
   /// Writes the settled agreed states of `keys` that differ from what the suite holds.

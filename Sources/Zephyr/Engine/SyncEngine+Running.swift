@@ -19,7 +19,7 @@ struct OperationEffects {
   var measuresDelivery = false
 }
 
-extension SyncCoordinator {
+extension SyncEngine {
   /// Runs `request` on the calling thread, one operation at a time, holding no lock while
   /// it calls out; then emits the log lines and posts the change notification.
   ///
@@ -172,9 +172,9 @@ extension SyncCoordinator {
     let sorted = keys.sorted()
     // Weak: a coordinator released before the main queue runs posts nothing more.
     DispatchQueue.main.async { [weak self] in
-      guard let self else { return }
+      guard let coordinator = self?.coordinator.withLock({ $0.coordinator }) else { return }
       NotificationCenter.default.post(
-        name: Zephyr.keysDidChangeOnCloudNotification, object: self,
+        name: Zephyr.keysDidChangeOnCloudNotification, object: coordinator,
         userInfo: [Zephyr.changedKeysUserInfoKey: sorted])
     }
   }

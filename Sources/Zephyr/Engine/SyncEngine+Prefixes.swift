@@ -1,48 +1,25 @@
 import Foundation
 
-extension SyncCoordinator {
-  /// Monitors every key that starts with `prefix`, now and as keys appear: per-item keys
-  /// such as `account.v2.<id>` that other devices add, change and delete are applied as
-  /// their store changes arrive, without a full ``sync()``, and local edits of them are
-  /// pushed like those of any monitored key.
-  ///
-  /// ```swift
-  /// coordinator.addKeysToBeMonitored(prefix: "account.v2.")
-  /// // another device sets "account.v2.42": applied here when its change arrives
-  /// ```
-  ///
-  /// The match is a plain string prefix: `"account.v2."` covers `account.v2.42`, not
-  /// `account.v2` or `account.v3.1`. System and Zephyr bookkeeping keys are never covered,
-  /// and a key under the prefix that Zephyr cannot sync (over 64 UTF-8 bytes) is refused
-  /// by name in ``status`` when it shows up. Keys under a prefix count in the store's key
-  /// budget like any other key, as they are pushed or pulled.
-  ///
-  /// Finding new keys costs a read of the suite's persistent domain: on each local-edit
-  /// push while a prefix is monitored, and on an event that names no keys (the initial
-  /// download, an account change). An event that names its keys costs nothing more.
-  public func addKeysToBeMonitored(prefix: String) {
+extension SyncEngine {
+  /// See ``SyncCoordinator/addKeysToBeMonitored(prefix:)``.
+  func addKeysToBeMonitored(prefix: String) {
     state.withLock { state in
       _ = state.monitoredPrefixes.insert(prefix)
     }
   }
 
-  /// Stops monitoring the keys under `prefix` (keys also monitored by name stay
-  /// monitored). Their values stay where they are; ``sync()`` still covers them.
-  ///
-  /// ```swift
-  /// coordinator.removeKeysFromBeingMonitored(prefix: "account.v2.")
-  /// ```
-  public func removeKeysFromBeingMonitored(prefix: String) {
+  /// See ``SyncCoordinator/removeKeysFromBeingMonitored(prefix:)``.
+  func removeKeysFromBeingMonitored(prefix: String) {
     state.withLock { state in
       _ = state.monitoredPrefixes.remove(prefix)
     }
   }
 
-  /// The prefixes monitored with ``addKeysToBeMonitored(prefix:)``.
-  public var monitoredPrefixes: Set<String> { state.withLock { $0.monitoredPrefixes } }
+  /// See ``SyncCoordinator/monitoredPrefixes``.
+  var monitoredPrefixes: Set<String> { state.withLock { $0.monitoredPrefixes } }
 }
 
-extension SyncCoordinator {
+extension SyncEngine {
   /// Keys under monitored prefixes that `change` may concern, before they are admitted:
   /// the keys it names, or, for an event that names none (or after which every key is
   /// news: the initial download, an account change), every such key the store, the suite

@@ -1,51 +1,9 @@
 import Foundation
 
-extension SyncCoordinator {
-  /// Adds `element` to a set key (`.set` or `.union` over an array or a ``PackedSet``),
-  /// as one typed write of the key: one push, merged with every other device's edits.
-  ///
-  /// ```swift
-  /// static let read = SyncKey<PackedSet<UInt32>>("read", default: [], merge: .set)
-  /// coordinator.insert(articleID, into: Keys.read)
-  /// ```
-  ///
-  /// The set is read and written back at once (as ``subscript(_:)`` would), so an
-  /// element another device added meanwhile is kept by the merge. The write costs what
-  /// encoding the whole set costs (about a millisecond for 25,000 packed ids); the set
-  /// it wrote is kept decoded, so the next edit or read does not decode it again.
-  ///
-  /// Safe to call from any thread while the coordinator syncs: an edit whose read could
-  /// have missed another write of the key (a pull of another device's edit, or another
-  /// thread's edit) reads and edits again, so neither is lost. Before reading again it
-  /// waits for a write still in flight, a second at most.
-  public func insert<Value: SetSyncValue>(_ element: Value.SetElement, into key: SyncKey<Value>) {
-    insert(contentsOf: CollectionOfOne(element), into: key)
-  }
-
-  /// Adds every element of `elements` to a set key, as one write and one push; see
-  /// ``insert(_:into:)``.
-  public func insert<Value: SetSyncValue>(
-    contentsOf elements: some Sequence<Value.SetElement>, into key: SyncKey<Value>
-  ) {
-    editElements(of: key) { $0.insertElements(elements) }
-  }
-
-  /// Removes `element` from a set key; see ``insert(_:into:)``. A device that had seen
-  /// the element removes it everywhere; an add another device made without seeing it
-  /// stays.
-  public func remove<Value: SetSyncValue>(_ element: Value.SetElement, from key: SyncKey<Value>) {
-    remove(contentsOf: CollectionOfOne(element), from: key)
-  }
-
-  /// Removes every element of `elements` from a set key, as one write and one push.
-  public func remove<Value: SetSyncValue>(
-    contentsOf elements: some Sequence<Value.SetElement>, from key: SyncKey<Value>
-  ) {
-    editElements(of: key) { $0.removeElements(elements) }
-  }
+extension SyncEngine {
 }
 
-extension SyncCoordinator {
+extension SyncEngine {
   /// Reads the key's set, applies `edit`, and writes it back as one typed write. A
   /// local value that is not a `Value` (it would read as the default) is refused and
   /// kept: the edit would replace it with the default plus the edit.
@@ -56,7 +14,7 @@ extension SyncCoordinator {
   /// writes before it reads, and writes only if none could have been missed
   /// (``KeyWrites``); else it waits for a write in flight to return, and reads and edits
   /// again. After a second of waiting it writes anyway, and warns.
-  private func editElements<Value: SetSyncValue>(of key: SyncKey<Value>, _ edit: (inout Value) -> Void) {
+  func editElements<Value: SetSyncValue>(of key: SyncKey<Value>, _ edit: (inout Value) -> Void) {
     let deadline = Date(timeIntervalSinceNow: 1)
     var checked = true
     func stopChecking() {

@@ -41,26 +41,9 @@ struct DownloadWaiters: Sendable {
   var isEmpty: Bool { waiters.isEmpty }
 }
 
-extension SyncCoordinator {
-  /// Waits until the store's initial download has happened and its values for the
-  /// monitored keys are in `UserDefaults`, or `timeout` has passed; returns where it
-  /// stands then (``SyncStatus/initialDownload``).
-  ///
-  /// Returns at once unless the download is ``InitialDownload/pending`` (a new install, or
-  /// protected data unavailable since launch so that Zephyr cannot tell yet): an install
-  /// that synced before returns ``InitialDownload/done`` or ``InitialDownload/unknown``
-  /// without waiting. The timeout is measured by ``SyncConfiguration/sleep``; cancelling
-  /// the calling task ends the wait too. See ``InitialDownload`` for the first-launch
-  /// pattern it serves:
-  ///
-  /// ```swift
-  /// if await coordinator.waitForInitialDownload(timeout: .seconds(10)) != .pending,
-  ///   defaults.object(forKey: "onboarded") == nil
-  /// {
-  ///   defaults.set(false, forKey: "onboarded")   // really a first launch
-  /// }
-  /// ```
-  public func waitForInitialDownload(timeout: Duration) async -> InitialDownload {
+extension SyncEngine {
+  /// See ``SyncCoordinator/waitForInitialDownload(timeout:)``.
+  func waitForInitialDownload(timeout: Duration) async -> InitialDownload {
     if let known = settledDownload() { return known }
     let sleep = state.withLock { $0.configuration.sleep }
     let box = Locked<Int?>(nil)

@@ -3,7 +3,7 @@ import Foundation
 /// What each request reads before it reconciles: which keys, the local and the store's
 /// values, and which side wins a conflict. Every read and write here is made with no
 /// lock held; the state is touched only in short `withLock` sections.
-extension SyncCoordinator {
+extension SyncEngine {
   /// ``sync()``: the whole persistent domain, every key the store and the ledger know;
   /// then old tombstones are collected.
   func syncEverything(_ effects: inout OperationEffects) {

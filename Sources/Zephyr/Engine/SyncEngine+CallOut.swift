@@ -1,6 +1,6 @@
 import Foundation
 
-extension SyncCoordinator {
+extension SyncEngine {
   /// Runs `body`, a call out of the running operation (to the store, to `UserDefaults`,
   /// reads included, to `NotificationCenter` or to user code), with the lane marked as
   /// calling out for its length: a call arriving from another thread meanwhile is queued

@@ -2,7 +2,7 @@ import Foundation
 
 /// How local edits reach a push: a `didChangeNotification` or a typed write schedules one
 /// coalesced push of local edits on the local-edit queue, which ``run(_:)`` runs.
-extension SyncCoordinator {
+extension SyncEngine {
   /// A change of this coordinator's `UserDefaults` instance: schedule one coalesced push
   /// of the monitored keys' local edits. The coordinator's own writes are counted on its
   /// own thread, without a lock on its state; a change announced while it writes that is
