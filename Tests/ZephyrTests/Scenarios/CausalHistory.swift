@@ -177,7 +177,7 @@ struct CausalHistory {
     keyClocks[device] = [:]
     epochs[device, default: 0] += 1
     var forgotten: [String] = []
-    for (id, devices) in holders where devices.contains(device) {
+    for (id, devices) in holders.sorted(by: { $0.key < $1.key }) where devices.contains(device) {
       holders[id]?.remove(device)
       if holders[id]?.isEmpty == true { forgotten.append(id) }
     }
@@ -249,21 +249,31 @@ struct CausalHistory {
     writesByKey[write.key] = writesByKey[write.key]?.map { $0.id == id ? write : $0 }
   }
 
-  /// Records that write `id` went out as the record stamped `stamp`.
+  /// Places writes `ids`, all by one device and numbered by one batch of its engine (one
+  /// sync or push), at one point in the order of writes, as concurrent with each other.
   /// An edit nothing announced (in the Linux-plain world; or one a crash kept from its
-  /// push) takes its place in the order of writes when its device's engine first pushes
-  /// it: the engine cannot know when it was made, and numbers it above everything its
-  /// device has seen by then. The write follows what its writer saw until its push, and
-  /// its writer's clock ticks again, as for a write made then.
-  mutating func placeAtPush(_ id: String) {
-    guard var write = writes[id], clocks[write.writer] != nil, write.clock != clocks[write.writer] else { return }
-    let node = node(of: write.writer)
-    clocks[write.writer]?.tick(node)
-    keyClocks[write.writer, default: [:]][write.key, default: VectorClock()].tick(node)
-    write.clock.merge(clocks[write.writer] ?? VectorClock())
-    write.keyClock.merge(keyClocks[write.writer]?[write.key] ?? VectorClock())
-    writes[id] = write
-    writesByKey[write.key] = writesByKey[write.key]?.map { $0.id == id ? write : $0 }
+  /// push) takes its place when its device's engine numbers it: the engine cannot know
+  /// when it was made, and numbers it above everything its device has seen by then.
+  /// Each write follows what its writer saw until then, and its writer's clock ticks
+  /// once for the batch, as for writes made then. (Placing a batch's writes one after
+  /// another would order them by whatever order they were placed in: the hash order of
+  /// the runner's dictionaries, which changes with each process.)
+  mutating func placeAtPush(_ ids: [String]) {
+    let batch = ids.compactMap { writes[$0] }
+    guard let writer = batch.first?.writer, clocks[writer] != nil, batch.allSatisfy({ $0.writer == writer }),
+      batch.contains(where: { $0.clock != clocks[writer] })
+    else { return }
+    let node = node(of: writer)
+    clocks[writer]?.tick(node)
+    for key in Set(batch.map(\.key)).sorted() {
+      keyClocks[writer, default: [:]][key, default: VectorClock()].tick(node)
+    }
+    for var write in batch {
+      write.clock.merge(clocks[writer] ?? VectorClock())
+      write.keyClock.merge(keyClocks[writer]?[write.key] ?? VectorClock())
+      writes[write.id] = write
+      writesByKey[write.key] = writesByKey[write.key]?.map { $0.id == write.id ? write : $0 }
+    }
   }
 
   mutating func nameStamp(_ stamp: Stamp, writeID id: String) {

@@ -65,6 +65,27 @@ struct InvariantCheckerTests {
       "B saw A's later write of another key, so B2 follows A0")
   }
 
+  /// Edits one batch numbered (one sync or push) are placed at one point: another
+  /// device that saw one of them follows that point, not the others' placement order.
+  @Test func editsNumberedByOneBatchAreConcurrent() {
+    var history = CausalHistory()
+    history.recordWrite(id: "B0", key: "theme", value: .string("w:B0:x"), writer: "B", order: 0, account: "default")
+    history.recordWrite(id: "B1", key: "size", value: .string("w:B1:x"), writer: "B", order: 1, account: "default")
+    history.recordWrite(id: "C2", key: "theme", value: .string("w:C2:x"), writer: "C", order: 2, account: "default")
+    history.placeAtPush(["B0", "B1"])
+    let (theme, size) = (history.writes["B0"]?.clock, history.writes["B1"]?.clock)
+    #expect(theme == size, "one point for the batch")
+    #expect(!(theme ?? VectorClock()).precedes(size ?? VectorClock()))
+    // C saw B's size edit, then wrote theme: it follows B's theme edit, numbered with it.
+    history.observe("C", writeID: "B1")
+    history.placeAtPush(["C2"])
+    #expect(history.violations(key: "theme", final: .string("w:B0:x")).map(\.kind) == [.legitimacy])
+    #expect(history.violations(key: "theme", final: .string("w:C2:x")).isEmpty)
+    // Placed in either order one at a time, B0 and B1 would be ordered: the batch is not.
+    history.placeAtPush(["B0", "B1"])
+    #expect(history.writes["B0"]?.clock == history.writes["B1"]?.clock)
+  }
+
   @Test func foreignWritesOverwriteOnlyOnceTakenAndForeignRemovalsNever() {
     var history = CausalHistory()
     let mine = history.recordWrite(

@@ -54,7 +54,7 @@ extension ScenarioRunner {
     _ name: String, locals: [String: PropertyListValue], cache: [String: PropertyListValue]
   ) {
     settlePushed(name, cache: cache)
-    for (key, edit) in unpushed[name] ?? [:] {
+    for (key, edit) in (unpushed[name] ?? [:]).sorted(by: { $0.key < $1.key }) {
       guard let latest = edit.ids.last, let write = history.writes[latest] else { continue }
       switch scenario.strategies[key] {
       case let strategy? where strategy.isCollection:
@@ -75,13 +75,22 @@ extension ScenarioRunner {
     }
   }
 
-  /// Forgets the unpushed edits of `name` that its store now holds as its own records.
+  /// Forgets the unpushed edits of `name` that its engine has numbered: those its store
+  /// now holds as its own records, and those its ledger holds as its own while its store
+  /// does not (a crash kept the record from the store; the engine pushes it again under
+  /// the same stamp). The edits numbered since the last observation are placed at one
+  /// point (``CausalHistory/placeAtPush(_:)``), in key order.
   func settlePushed(_ name: String, cache: [String: PropertyListValue]? = nil) {
     let cache = cache ?? device(name).syncStore.cachedValues
     let origin = device(name).coordinator.deviceID
-    for (key, edit) in unpushed[name] ?? [:] where cache[key] != edit.before {
-      guard let latest = edit.ids.last, let write = history.writes[latest] else { continue }
-      if case .replica(let record) = RemoteState(storeValue: cache[key]), record.stamp.origin == origin {
+    let ledger = device(name).coordinator.engine.state.withLock { $0.ledger }
+    var placed: [String] = []
+    for key in (unpushed[name] ?? [:]).keys.sorted() {
+      guard let edit = unpushed[name]?[key], let latest = edit.ids.last, let write = history.writes[latest]
+      else { continue }
+      if cache[key] != edit.before, case .replica(let record) = RemoteState(storeValue: cache[key]),
+        record.stamp.origin == origin
+      {
         // A strategy key's push: the edit's parts are under the record's own dot (named
         // after this device's replica id), or its value is the state's.
         let state = record.state
@@ -90,19 +99,30 @@ extension ScenarioRunner {
         }
         let value = state.value(strategy: scenario.strategies[key]?.merge ?? .lastWriterWins, key: key)
         if write.value.map({ own?.value.contains($0) ?? false }) ?? false || state.shows(write.value, merged: value) {
-          history.placeAtPush(latest)
+          placed.append(latest)
           history.nameStamp(record.stamp, writeID: latest)
           unpushed[name]?[key] = nil
         }
         continue
       }
-      guard case .record(let record) = RemoteState(storeValue: cache[key]), record.origin == origin else { continue }
-      if record.content.value == write.value {
-        history.placeAtPush(latest)
+      if cache[key] != edit.before, case .record(let record) = RemoteState(storeValue: cache[key]),
+        record.origin == origin, record.content.value == write.value
+      {
+        placed.append(latest)
         history.nameStamp(record.stamp, writeID: latest)
+        unpushed[name]?[key] = nil
+        continue
+      }
+      // Numbered, but not in the store: the ledger holds the edit as this device's write.
+      if scenario.strategies[key] == nil, let entry = ledger[key], entry.origin == origin, entry.pendingPull == nil,
+        entry.agreed == LedgerEntry.Agreed(write.value)
+      {
+        placed.append(latest)
+        history.nameStamp(entry.stamp, writeID: latest)
         unpushed[name]?[key] = nil
       }
     }
+    history.placeAtPush(placed)
   }
 
   private static func tombstone(_ key: String, in values: [String: PropertyListValue]) -> CausalHistory.TombstoneID? {
@@ -152,7 +172,7 @@ extension ScenarioRunner {
   /// not: the device has seen each of those writes, and a later write of its replaces
   /// them (read from the device's ledger, the state the engine merges from).
   private func observeSiblings(_ name: String) {
-    for (key, strategy) in scenario.strategies where !strategy.isCollection {
+    for (key, strategy) in scenario.strategies.sorted(by: { $0.key < $1.key }) where !strategy.isCollection {
       let state = device(name).coordinator.engine.state.withLock { $0.ledger[key]?.state }
       guard let state, state.kind.holdsSiblings else { continue }
       for dot in state.dots {

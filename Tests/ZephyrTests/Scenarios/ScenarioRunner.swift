@@ -202,11 +202,12 @@ final class ScenarioRunner {
       harness.driver.post(
         ExternalChange(reason: initial ? .initialSync : .serverChange, keys: keys), to: storeName(name))
     case .switchAccount(let name, let account):
-      for id in (localWrite[name] ?? [:]).values { history.disarm(id) }
-      for (key, strategy) in scenario.strategies where strategy.isCollection {
+      for id in (localWrite[name] ?? [:]).values.sorted() { history.disarm(id) }
+      for (key, strategy) in scenario.strategies.sorted(by: { $0.key < $1.key }) where strategy.isCollection {
         for id in known[name]?[key].flatMap({ heldWrites(key, $0) }) ?? [] { history.disarm(id) }
       }
-      for write in history.writes.values where write.writer == name && !history.seenElsewhere.contains(write.id) {
+      for write in history.writes.values.sorted(by: { $0.id < $1.id })
+      where write.writer == name && !history.seenElsewhere.contains(write.id) {
         history.disarm(write.id)
       }
       // A write every device that knew it has since forgotten, and the server no longer
