@@ -114,8 +114,10 @@ extension ScenarioRunner {
         continue
       }
       // Numbered, but not in the store: the ledger holds the edit as this device's write.
-      if scenario.strategies[key] == nil, let entry = ledger[key], entry.origin == origin, entry.pendingPull == nil,
-        entry.agreed == LedgerEntry.Agreed(write.value)
+      // (A value only: its id makes it unique, while a delete matches the ledger's record
+      // of an earlier delete, which a later edit and removal of the key leave unchanged.)
+      if scenario.strategies[key] == nil, write.value != nil, let entry = ledger[key], entry.origin == origin,
+        entry.pendingPull == nil, entry.agreed == LedgerEntry.Agreed(write.value)
       {
         placed.append(latest)
         history.nameStamp(entry.stamp, writeID: latest)
