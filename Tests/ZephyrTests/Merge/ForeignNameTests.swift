@@ -133,4 +133,21 @@ struct ForeignNameTests {
     let action = Self.decide(local: second, store: named.encoded, ledger: ledger)
     #expect(action == .pull(stamp: Stamp(generation: 2, origin: "C"), content: .value(Self.edit), reason: .remoteNewer))
   }
+
+  /// What the name costs, measured as a binary property list: 7 bytes for a name of 2^16
+  /// or more (all but 1 in 65,536 of them: a 4-byte integer, its marker, its reference and
+  /// its offset), fewer for smaller ones.
+  @Test func theNameCostsAtMostSevenBytes() throws {
+    func bytes(_ record: SyncRecord) throws -> Int {
+      try PropertyListSerialization.data(fromPropertyList: record.encoded.foundationValue, format: .binary, options: 0)
+        .count
+    }
+    let plain = SyncRecord(generation: 7, origin: "k3f9qa", content: .value(.string("dusk")))
+    for raw in [0x1_0000, 0x8000_0000, UInt32.max] as [UInt32] {
+      var named = plain
+      named.madeOver = ForeignName(rawValue: raw)
+      #expect(try bytes(named) - bytes(plain) == 7)
+      #expect(named.encoded.estimatedBinaryPlistSize - plain.encoded.estimatedBinaryPlistSize == 7)
+    }
+  }
 }
