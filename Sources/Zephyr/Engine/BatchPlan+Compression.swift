@@ -19,8 +19,8 @@ extension BatchDecisions {
     for key in keys {
       let plain: PropertyListValue
       switch decisions[key]?.action {
-      case .push(let generation, let value?, _)?:
-        plain = SyncRecord(generation: generation, origin: deviceID, content: .value(value)).encoded
+      case .push(let generation, let value?, _, let over)?:
+        plain = SyncRecord(generation: generation, origin: deviceID, content: .value(value), madeOver: over).encoded
       case .republish(let stamp, let value?, _)?:
         let origin = stamp.origin.isEmpty ? deviceID : stamp.origin
         plain = SyncRecord(generation: max(stamp.generation, 1), origin: origin, content: .value(value)).encoded

@@ -98,9 +98,10 @@ extension EngineState {
         budget.record(key, storeValue: batch.remote[key])
         setLedger(key, LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(batch.local[key])))
         debug("adopt \(key) g\(stamp.generation) (same value on both sides)")
-      case .push(let generation, let value, let reason):
+      case .push(let generation, let value, let reason, let over):
         let merged: SyncRecord.Content? = reason.writesLocally ? value.map { .value($0) } ?? .deleted(plan.now) : nil
-        let write = PlannedRecord(stamp: Stamp(generation: generation, origin: deviceID), value: value, merged: merged)
+        let write = PlannedRecord(
+          stamp: Stamp(generation: generation, origin: deviceID), value: value, merged: merged, over: over)
         planRecord(key, write, before: batch.local[key], remote: batch.remote[key], reason: reason, &plan)
       case .republish(let stamp, let value, let reason):
         // A republished foreign value (empty origin) goes out as this device's write.
@@ -126,7 +127,8 @@ extension EngineState {
   ) {
     let (stamp, value) = (write.stamp, write.value)
     let content: SyncRecord.Content = value.map { .value($0) } ?? .deleted(plan.now)
-    let plain = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content).encoded
+    let plain = SyncRecord(generation: stamp.generation, origin: stamp.origin, content: content, madeOver: write.over)
+      .encoded
     // (A tombstone is always plain: small, and read by every build.)
     let (form, stored) = value == nil ? (plain, "") : storedForm(of: plain, key: key, plan)
     let record = sentForm(of: form, plan)

@@ -38,6 +38,9 @@ extension Reconciler {
     var sameState = false
     /// The generation a push is numbered above (Lamport): everything this device wrote or read.
     var floor: UInt64
+    /// The foreign value a push would be made over, named in its record: the store's, or
+    /// else the agreed one (see ``ForeignName``).
+    var foreignName: ForeignName?
 
     init(key: String, local: PropertyListValue?, remote: RemoteState, ledger: LedgerEntry?, context: Context) {
       self.key = key
@@ -63,6 +66,11 @@ extension Reconciler {
         (self.remote, record) = (.record(read), read)
       }
       self.history = history
+      if case .foreign(let value) = remote {
+        foreignName = ForeignName(of: value)
+      } else {
+        foreignName = ForeignName(agreedIn: history)
+      }
       localChanged = Reconciler.isLocallyChanged(local, ledger: history)
       floor = max(history?.generation ?? 0, context.clock, record?.generation ?? 0)
       guard let record else { return }
@@ -87,10 +95,15 @@ extension Reconciler {
     /// with other content means the store dropped the agreed state.
     ///
     /// An agreed foreign value (empty origin) has no place in that order: each device read
-    /// it at a generation of its own, one above its own history. Any Zephyr record with
-    /// other content is then news, never a lost write to publish again over it.
-    private static func isLater(_ record: SyncRecord, than history: LedgerEntry) -> Bool {
-      (history.origin.isEmpty && !record.origin.isEmpty) || record.stamp > history.stamp
+    /// it at a generation of its own, one above its own history. A record made over it
+    /// names it (``SyncRecord/madeOver``) and is later, whatever its stamp (it may come
+    /// from a device with less history); a record that does not name it is later only
+    /// when stamped above where this device read it. Below that, it may be a write made
+    /// before the foreign one that the store's last-writer-wins brought back: the store
+    /// dropped the agreed state, which is published again.
+    static func isLater(_ record: SyncRecord, than history: LedgerEntry) -> Bool {
+      if let name = record.madeOver, name.names(history) { return true }
+      return record.stamp > history.stamp
         || (record.stamp == history.stamp
           && LedgerEntry.Agreed(record.content).rawFingerprint > history.agreed.rawFingerprint)
     }

@@ -104,7 +104,9 @@ enum Reconciler {
       // Routed to the strategy rules before this point.
       return .skip(reason: "a strategy key's record reached the last-writer-wins rules")
     case (.absent, let history) where facts.localChanged:
-      return .push(generation: next, value: facts.local, reason: history == nil ? .firstUpload : .localEdit)
+      return .push(
+        generation: next, value: facts.local, reason: history == nil ? .firstUpload : .localEdit,
+        over: facts.foreignName)
     case (.absent, let history?) where facts.local != nil:
       return .republish(stamp: history.stamp, value: facts.local, reason: .absentFromStore)
     case (.absent, _):
@@ -118,13 +120,13 @@ enum Reconciler {
     case (.record(let record), nil):
       return .pull(stamp: record.stamp, content: record.content, reason: .cloudHistory)
     case (.record, _?) where facts.lostWrite && facts.localChanged:
-      return .push(generation: next, value: facts.local, reason: .localEdit)
+      return .push(generation: next, value: facts.local, reason: .localEdit, over: facts.foreignName)
     case (.record, let history?) where facts.lostWrite:
       return .republish(stamp: history.stamp, value: facts.local, reason: .storeLostWrite)
     case (.record(let record), let history?) where !facts.localChanged && !facts.remoteChanged:
       return record.stamp > history.stamp ? .adopt(stamp: record.stamp) : .none
     case (.record, _?) where !facts.remoteChanged:
-      return .push(generation: next, value: facts.local, reason: .localEdit)
+      return .push(generation: next, value: facts.local, reason: .localEdit, over: facts.foreignName)
     case (.record(let record), let history?) where !facts.localChanged:
       let reason: SyncAction.Reason =
         facts.isForeign ? .foreignWrite : record.generation == history.generation ? .remoteDiffers : .remoteNewer
@@ -163,11 +165,11 @@ enum Reconciler {
     switch resolver?(Conflict(key: facts.key, local: facts.local, remote: remoteValue)) ?? .usePolicy {
     case .keepLocal,
       .usePolicy where context.policy == .preferLocal:
-      return .push(generation: next, value: facts.local, reason: .conflictLocalWins)
+      return .push(generation: next, value: facts.local, reason: .conflictLocalWins, over: facts.foreignName)
     case .keepRemote, .usePolicy:
       return .pull(stamp: record.stamp, content: record.content, reason: .conflictRemoteWins)
     case .merged(let value):
-      return .push(generation: next, value: value, reason: .resolverMerged)
+      return .push(generation: next, value: value, reason: .resolverMerged, over: facts.foreignName)
     }
   }
 }

@@ -14,7 +14,7 @@ import Foundation
 /// ```
 ///
 /// Every reader of this version strips it before decoding the record, whether or not it
-/// measures (a field count no record has without it tells it apart: 5 for `z1`, 8 or 11
+/// measures (a field count no record has without it tells it apart: 5 or 6 for `z1`, 8 or 11
 /// for `z2`, 3 for `z3`, the last field a 6-byte `Data`). Builds from before it read such
 /// a record as malformed.
 enum SentTime {
@@ -47,7 +47,8 @@ enum SentTime {
     guard case .data(let data)? = fields.last, data.count == byteCount, case .string(let tag)? = fields.first
     else { return false }
     switch tag {
-    case SyncRecord.valueTag, SyncRecord.tombstoneTag: return fields.count == 5
+    // (A record made over a foreign value has one field more: its name, an integer.)
+    case SyncRecord.valueTag, SyncRecord.tombstoneTag: return fields.count == 5 || fields.count == 6
     case ReplicaRecord.tag:
       // (No field after a state's groups is `Data` but a packed set's three: an order is a
       // list, a deletion a date.)

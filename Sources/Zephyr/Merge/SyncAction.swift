@@ -26,8 +26,9 @@ enum SyncAction: Sendable, Equatable {
   /// Nothing to do, and no store write.
   case none
   /// Write `value` to the store as this device's write at `generation`, a tombstone when
-  /// `value` is `nil` (and write it locally too, for a resolver's merged value).
-  case push(generation: UInt64, value: PropertyListValue?, reason: Reason)
+  /// `value` is `nil` (and write it locally too, for a resolver's merged value); made over
+  /// the foreign value `over` names, when it was (see ``ForeignName``).
+  case push(generation: UInt64, value: PropertyListValue?, reason: Reason, over: ForeignName? = nil)
   /// Write the agreed state to the store again, under its own stamp: the store lost it.
   case republish(stamp: Stamp, value: PropertyListValue?, reason: Reason)
   /// Apply the store's content locally; the ledger takes the record's stamp.

@@ -12,6 +12,8 @@ import Foundation
 /// ```
 ///
 /// The first element is the format tag: `z` + format version (+ `d` for a tombstone).
+/// A record made over an agreed foreign value has a fifth field, that value's
+/// ``ForeignName``.
 /// A store value that is not record-shaped is a *foreign write* (see ``RemoteState``).
 /// A key declared compressed may hold its record in a ``CompressedRecord`` envelope (`z3`).
 ///
@@ -29,6 +31,8 @@ struct SyncRecord: Sendable, Equatable {
   /// The short id of the device that wrote the record.
   var origin: String
   var content: Content
+  /// The foreign value the record was made over, when it was (see ``ForeignName``).
+  var madeOver: ForeignName?
 
   static let formatVersion = 1
   static let valueTag = "z1"
@@ -43,17 +47,19 @@ struct SyncRecord: Sendable, Equatable {
   /// extensions, and reinstalls, each with an id of its own) than one person has.
   static let maximumHistoryEntries = 1_024
 
-  /// The record as the store holds it: four fields.
+  /// The record as the store holds it: four fields, and the foreign value's name when
+  /// it was made over one.
   var encoded: PropertyListValue {
     let content: PropertyListValue =
       switch content {
       case .value(let value): value
       case .deleted(let date): .date(date)
       }
-    return .array([
+    let fields: [PropertyListValue] = [
       .string(self.content.value == nil ? Self.tombstoneTag : Self.valueTag), .integer(Int64(generation)),
       .string(origin), content,
-    ])
+    ]
+    return .array(fields + (madeOver.map { [$0.encoded] } ?? []))
   }
 }
 
@@ -169,8 +175,15 @@ enum RemoteState: Sendable, Equatable {
   }
 
   private static func decode(tag: String, fields: [PropertyListValue]) -> RemoteState {
-    guard fields.count == 4 else {
-      return .malformed(reason: "record has \(fields.count) fields, expected 4")
+    guard fields.count == 4 || fields.count == 5 else {
+      return .malformed(reason: "record has \(fields.count) fields, expected 4 or 5")
+    }
+    var madeOver: ForeignName?
+    if fields.count == 5 {
+      guard let name = ForeignName(field: fields[4]) else {
+        return .malformed(reason: "fifth field is not a foreign value's name")
+      }
+      madeOver = name
     }
     let generation: UInt64
     switch fields[1] {
@@ -197,7 +210,7 @@ enum RemoteState: Sendable, Equatable {
     } else {
       content = .value(fields[3])
     }
-    let record = SyncRecord(generation: generation, origin: origin, content: content)
+    let record = SyncRecord(generation: generation, origin: origin, content: content, madeOver: madeOver)
     return .record(record)
   }
 }

@@ -12,18 +12,10 @@ struct KnownEngineBug: Sendable {
   /// Whether a violation of a key with these facts may be this bug.
   var matches: @Sendable (Violation, KeyFacts) -> Bool
 
-  /// Open: an agreed foreign value is outranked by any Zephyr record of other content,
-  /// even one older than a record the device had before the foreign write (seed 102552:
-  /// the store's last-writer-wins brings back C's first write, which every device then
-  /// takes over the foreign value written after it). A record does not say whether it was
-  /// made over the foreign value, so the engine cannot tell such a stale record from an
-  /// edit of the foreign value made on a device with less history; telling them apart
-  /// needs records of last-writer-wins keys to name the foreign value they replace.
-  static let open: [KnownEngineBug] = [
-    KnownEngineBug(name: "a stale record outranks an agreed foreign value") { violation, facts in
-      violation.kind == .legitimacy && facts.foreignWrite
-    }
-  ]
+  /// The open bugs: none. (The last, "a stale record outranks an agreed foreign value",
+  /// seed 102552, was fixed by naming the foreign value in the records made over it:
+  /// see ``ForeignName`` and `ScenarioRegressionTests.aStaleRecordDoesNotOutrankAnAgreedForeignValue`.)
+  static let open: [KnownEngineBug] = []
 
   /// The open bugs that explain every violation of `outcome`, or `nil` when one is new.
   static func explaining(_ outcome: ScenarioOutcome) -> [String]? {

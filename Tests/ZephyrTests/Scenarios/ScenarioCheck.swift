@@ -49,7 +49,9 @@ enum ScenarioCheck {
   /// For a regression test of an open bug: the scenario still breaks an invariant.
   /// Recorded as a known issue while the bug is open; once it is fixed, the known issue
   /// no longer occurs and the test fails, as a reminder to drop the `withKnownIssue`.
-  static func replay(_ scenario: Scenario, extraRounds: Int = 1, world: World = .apple) -> [Violation] {
-    ScenarioRunner.run(scenario, extraRounds: extraRounds, world: world).violations
+  static func replay(
+    _ scenario: Scenario, extraRounds: Int = 1, world: World = .apple, backend: Backend = .keyValue
+  ) -> [Violation] {
+    ScenarioRunner.run(scenario, extraRounds: extraRounds, world: world, backend: backend).violations
   }
 }

@@ -11,9 +11,10 @@ struct ScenarioRegressionTests {
   /// Replays in the Linux-plain world, where these scenarios were found: their `.set`
   /// steps are edits nothing announces until a `.notify` or a sync.
   private func expectNoViolation(
-    _ scenario: Scenario, world: World = .linuxPlain, openBug: Comment? = nil, intermittent: Bool = false
+    _ scenario: Scenario, world: World = .linuxPlain, backend: Backend = .keyValue, openBug: Comment? = nil,
+    intermittent: Bool = false
   ) {
-    let violations = ScenarioCheck.replay(scenario, world: world)
+    let violations = ScenarioCheck.replay(scenario, world: world, backend: backend)
     guard let openBug else {
       #expect(violations.isEmpty, "\(violations)")
       return
@@ -23,29 +24,7 @@ struct ScenarioRegressionTests {
     }
   }
 
-  // MARK: Open
-
-  /// Seed 102552. A new install, A, writes theme twice, then reads a foreign write; C's
-  /// first write, concurrent with all of them, reaches the store after it, and B
-  /// republishes A's first write over that. A takes both records over the foreign value
-  /// it agreed on, and ends on a write its own later write had replaced.
-  @Test func aStaleRecordDoesNotOutrankAnAgreedForeignValue() {
-    expectNoViolation(
-      Scenario(
-        seed: 102_552, devices: ["A", "B", "C"],
-        steps: [
-          .set("C", "theme", seed: 805376),
-          .set("A", "theme", seed: 522632),
-          .download("A", notify: true),
-          .upload("A"),
-          .set("A", "theme", seed: 475965),
-          .download("B", notify: true),
-          .upload("A"),
-          .foreignWrite("theme", seed: 48747),
-          .download("A", notify: true),
-        ], newInstall: "A", strategies: ["k2": .max, "n": .max]),
-      world: .apple, openBug: "a stale record outranks an agreed foreign value")
-  }
+  // MARK: Fixed
 
   /// Seed 4775, found by a soak of 5,000 seeds, shrunk; replayed 50 times, as its outcome
   /// once depended on the process's hash seed. B's sync numbers its theme and size edits
@@ -83,7 +62,99 @@ struct ScenarioRegressionTests {
     #expect(failures.isEmpty, "\(failures.count)/50 replays failed, first: \(failures.first ?? [])")
   }
 
-  // MARK: Fixed
+  /// Seed 102552. A new install, A, writes theme twice, then reads a foreign write (at g4,
+  /// one above its history); C's first write (g1), concurrent with all of them, reaches
+  /// the store after it, and B republishes A's first write (g2) over that. A took both
+  /// records over the foreign value it agreed on, and ended on a write its own later write
+  /// had replaced. Cause: an agreed foreign value gave way to any Zephyr record of other
+  /// content, as a record did not say whether it was made over the foreign value. Fixed:
+  /// a record made over an agreed foreign value names it (``ForeignName``), and an agreed
+  /// foreign value gives way only to a record that names it or is stamped above where the
+  /// device read it; A publishes the foreign value again over the stale records.
+  @Test func aStaleRecordDoesNotOutrankAnAgreedForeignValue() {
+    expectNoViolation(
+      Scenario(
+        seed: 102_552, devices: ["A", "B", "C"],
+        steps: [
+          .set("C", "theme", seed: 805376),
+          .set("A", "theme", seed: 522632),
+          .download("A", notify: true),
+          .upload("A"),
+          .set("A", "theme", seed: 475965),
+          .download("B", notify: true),
+          .upload("A"),
+          .foreignWrite("theme", seed: 48747),
+          .download("A", notify: true),
+        ], newInstall: "A", strategies: ["k2": .max, "n": .max]),
+      world: .apple)
+  }
+
+  /// CloudKit seed 1573, shrunk. A foreign writer saves `ünï` on the server; B, which had
+  /// not fetched it, edits the key and its save is refused with `serverRecordChanged`.
+  /// The store made the foreign value the key's value and B took it (a foreign write read
+  /// one above its history): B's edit, made after the foreign write in the checker's
+  /// order, was lost. Fixed: a last-writer-wins save refused over a foreign value is sent
+  /// again over it, naming it (``ForeignName``), so every device that took the foreign
+  /// value takes the record.
+  @Test func aSaveRefusedOverAForeignValueIsSentAgainOverIt() {
+    expectNoViolation(
+      Scenario(
+        seed: 1_573, devices: ["B"],
+        steps: [
+          .foreignWrite("ünï", seed: 777463),
+          .foreignWrite("com.example.size", seed: 280917),
+          .set("B", "com.example.size", seed: 782754),
+          .upload("B"),
+          .set("B", "ünï", seed: 92032),
+          .set("B", "ünï", seed: 941717),
+        ]),
+      world: .apple, backend: .cloudKit)
+  }
+
+  /// CloudKit seed 737, shrunk. C takes a foreign value with no history (g1); A, which
+  /// had not fetched it, edits the key (g4) and its save is refused over the foreign
+  /// value, which A then took: A's edit was lost. Fixed with seed 1573 (above): the save
+  /// is sent again naming the foreign value, and C, which agreed on it, takes it.
+  @Test func aSaveRefusedOverAForeignValueAnotherDeviceTookWinsEverywhere() {
+    expectNoViolation(
+      Scenario(
+        seed: 737, devices: ["A", "C"],
+        steps: [
+          .set("A", "com.example.size", seed: 824471),
+          .upload("A"),
+          .foreignWrite("com.example.size", seed: 908894),
+          .set("A", "n", seed: 941358),
+          .crash("C", before: 3, during: .download(notify: true)),
+          .set("C", "n", seed: 582813),
+          .upload("C"),
+          .upload("A"),
+          .set("A", "com.example.size", seed: 387481),
+        ], strategies: ["k2": .custom, "n": .union]),
+      world: .apple, backend: .cloudKit)
+  }
+
+  /// CloudKit seed 1321, shrunk. D and A, neither of which had fetched a foreign value,
+  /// each had a save refused over it and took it (D at g2, A at g4); D edited it (g3),
+  /// the foreign writer removed it, and A published it again as its own write at g4,
+  /// which outranked D's edit. Fixed with seed 1573 (above): the refused saves are sent
+  /// again over the foreign value, so neither device takes it.
+  @Test func savesRefusedOverAForeignValueLoseNoLaterEdit() {
+    expectNoViolation(
+      Scenario(
+        seed: 1_321, devices: ["A", "D"],
+        steps: [
+          .set("A", "theme", seed: 568688),
+          .set("A", "k2", seed: 949304),
+          .set("A", "theme", seed: 946537),
+          .set("D", "theme", seed: 396539),
+          .foreignWrite("theme", seed: 368750),
+          .upload("D"),
+          .upload("A"),
+          .set("D", "theme", seed: 309854),
+          .foreignRemove("theme"),
+        ]),
+      world: .apple, backend: .cloudKit)
+  }
 
   /// Seed 202223, shrunk, with the app relaunched first so that its extension's observer
   /// of their shared store is called before the app's (the order that seed's run drew at

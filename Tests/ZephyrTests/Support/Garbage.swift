@@ -42,7 +42,8 @@ enum Garbage {
   static let believableGeneration: Int64 = 1 << 40
 
   /// `["z1", generation, origin, value]` and `["z1d", generation, origin, date]`, with
-  /// the writer's sent time (8 bytes of data) as an optional fifth field: the tag is `z`,
+  /// the name of a foreign value it was made over (an integer in 0...2^32 − 1) as an
+  /// optional fifth field, then the writer's sent time (6 bytes of data): the tag is `z`,
   /// one to six ASCII digits (the format version) and `d` for a tombstone; the generation
   /// an integer in 1...2^40 (believable); the origin a string of 1...64 characters.
   static func kind(of value: PropertyListValue) -> Kind {
@@ -53,6 +54,10 @@ enum Garbage {
     if version == 3, tag == "z3" { return .compressed }
     guard version == 1 else { return .unsupported(tag: tag) }
     if SentTime.carries(fields) { fields.removeLast() }
+    if fields.count == 5 {
+      guard case .integer(let name) = fields[4], (0...Int64(UInt32.max)).contains(name) else { return .malformed }
+      fields.removeLast()
+    }
     guard fields.count == 4 else { return .malformed }
     guard case .integer(let generation) = fields[1], (1...believableGeneration).contains(generation) else {
       return .malformed

@@ -11,7 +11,8 @@ import Foundation
 /// the engine. No save ever overwrites a server version the store has not seen: a
 /// conflict (`serverRecordChanged`) makes the server's version the store's value and is
 /// reported as a `serverChange`, so the coordinator merges it and writes the result,
-/// which is sent again.
+/// which is sent again (over a foreign value, a last-writer-wins record is sent again at
+/// once, naming it: see ``ForeignName``).
 package final class CloudKitStoreCore: Sendable {
   /// The largest record CloudKit takes: the key's bytes and the payload's.
   package static let maximumRecordBytes = 1_048_576

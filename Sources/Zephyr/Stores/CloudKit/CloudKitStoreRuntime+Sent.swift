@@ -8,6 +8,9 @@ extension CloudKitStoreRuntime {
   ///   write replaced it meanwhile.
   /// - `serverRecordChanged`: the server's version becomes the key's value and is
   ///   reported as a `serverChange`; the coordinator merges it and writes the result.
+  ///   A server version that is a foreign value (no Zephyr record) is not merged: a
+  ///   last-writer-wins record is sent again over it, naming it (see ``ForeignName``),
+  ///   so every device that took the foreign value takes the record too.
   /// - `quotaExceeded`: kept, reported as a `quotaViolation`, and held for a backoff that
   ///   doubles up to an hour (never retried in a loop).
   /// - `zoneNotFound`: the zone is created again and every value is sent again.
@@ -38,6 +41,7 @@ extension CloudKitStoreRuntime {
       inFlight[name] = nil
       switch failure.error {
       case .serverRecordChanged(let server):
+        if resendOverForeignValue(server) { continue }
         if adoptServerVersion(server, effects: &effects) { changed.insert(server.key) }
       case .quotaExceeded:
         overQuota.append(failure.record.key)
@@ -74,6 +78,21 @@ extension CloudKitStoreRuntime {
       effects.notifications.append(ExternalChange(reason: .serverChange, keys: changed.sorted()))
     }
     return effects
+  }
+
+  /// When the server's version is a foreign value and the unsent change is a
+  /// last-writer-wins record: the change names the foreign value and is sent again over
+  /// the server's version. Returns whether it was.
+  private mutating func resendOverForeignValue(_ server: MirrorRecord) -> Bool {
+    let name = server.recordName
+    guard let change = saved.pending[name], let record = change.value,
+      case .foreign(let foreign)? = CloudKitPayload.decode(server.payload).map(RemoteState.init(storeValue:)),
+      let named = SyncRecord.stored(record, madeOver: ForeignName(of: foreign))
+    else { return false }
+    saved.server[name] = server
+    saved.pending[name]?.value = named
+    values[change.key] = named
+    return true
   }
 
   /// The zone is gone, and every record in it: create it again, send everything again.

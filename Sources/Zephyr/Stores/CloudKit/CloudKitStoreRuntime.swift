@@ -5,8 +5,9 @@ import Foundation
 /// process does (the batch in flight, the keys a first fetch changed).
 struct CloudKitStoreRuntime {
   var saved: CloudKitStoreState
-  /// Every key's current value (``CloudKitStoreState/value(named:)``, decoded once).
-  private(set) var values: [String: PropertyListValue] = [:]
+  /// Every key's current value (``CloudKitStoreState/value(named:)``, decoded once);
+  /// written by the runtime's extensions only.
+  var values: [String: PropertyListValue] = [:]
   /// The key each record name stands for.
   private var keyOfName: [String: String] = [:]
   /// Per record name, the number of the change the batch in flight sent.

@@ -48,6 +48,33 @@ struct CloudKitFaultScenarioTests {
     #expect(b.value("tags") == a.value("tags"))
   }
 
+  /// A save refused because a foreign writer (no Zephyr record) saved the record first is
+  /// sent again over the foreign value, naming it: the edit wins, on the device that took
+  /// the foreign value too, instead of being replaced by it.
+  @Test func aSaveRefusedOverAForeignValueIsSentAgainNamingIt() throws {
+    let (harness, devices) = Self.harness()
+    let cloudKit = try #require(harness.cloudKit)
+    let (a, b) = (devices[0], devices[1])
+    a.set(.string("light"), "theme")
+    harness.round()
+    let foreign = PropertyListValue.string("written by other code")
+    cloudKit.setServerValue(foreign, forKey: "theme")
+    cloudKit.download(to: "B")
+    #expect(b.value("theme") == foreign)
+    a.set(.string("dusk"), "theme")
+    a.coordinator.sync()
+    cloudKit.upload(from: "A")  // refused: the server holds the foreign value
+    for _ in 0..<2 { harness.round() }
+    #expect(a.value("theme") == .string("dusk"))
+    #expect(b.value("theme") == .string("dusk"))
+    guard case .record(let record)? = cloudKit.serverValues["theme"].map({ RemoteState(storeValue: $0) }) else {
+      Issue.record("no record on the server")
+      return
+    }
+    #expect(record.content == .value(.string("dusk")))
+    #expect(record.madeOver == ForeignName(of: foreign))
+  }
+
   @Test func aRejectedBatchIsSentAgain() throws {
     let (harness, devices) = Self.harness()
     let cloudKit = try #require(harness.cloudKit)
