@@ -39,8 +39,14 @@ extension Reconciler {
     /// The generation a push is numbered above (Lamport): everything this device wrote or read.
     var floor: UInt64
     /// The foreign value a push would be made over, named in its record: the store's, or
-    /// else the agreed one (see ``ForeignName``).
-    var foreignName: ForeignName?
+    /// else the agreed one (see ``ForeignName``). Derived when a push asks, so that a
+    /// decision that pushes nothing fingerprints no foreign value.
+    var foreignName: ForeignName? {
+      if isForeign, case .record(let read) = remote, case .value(let value) = read.content {
+        return ForeignName(of: value)
+      }
+      return ForeignName(agreedIn: history)
+    }
 
     init(key: String, local: PropertyListValue?, remote: RemoteState, ledger: LedgerEntry?, context: Context) {
       self.key = key
@@ -66,11 +72,6 @@ extension Reconciler {
         (self.remote, record) = (.record(read), read)
       }
       self.history = history
-      if case .foreign(let value) = remote {
-        foreignName = ForeignName(of: value)
-      } else {
-        foreignName = ForeignName(agreedIn: history)
-      }
       localChanged = Reconciler.isLocallyChanged(local, ledger: history)
       floor = max(history?.generation ?? 0, context.clock, record?.generation ?? 0)
       guard let record else { return }
