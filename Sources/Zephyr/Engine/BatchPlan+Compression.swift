@@ -21,9 +21,8 @@ extension BatchDecisions {
       switch decisions[key]?.action {
       case .push(let generation, let value?, _, let over)?:
         plain = SyncRecord(generation: generation, origin: deviceID, content: .value(value), madeOver: over).encoded
-      case .republish(let stamp, let value?, _)?:
-        let origin = stamp.origin.isEmpty ? deviceID : stamp.origin
-        plain = SyncRecord(generation: max(stamp.generation, 1), origin: origin, content: .value(value)).encoded
+      case .republish(let stamp, let value?, _, let over)?:
+        plain = SyncRecord(stamp: stamp.republished(by: deviceID), content: .value(value), madeOver: over).encoded
       case .merge(let merge)?:
         guard let stamp = merge.push else { continue }
         plain = ReplicaRecord(stamp: stamp, state: merge.state).encoded

@@ -8,8 +8,8 @@ struct PlannedRecord {
   /// What a resolver's merge writes to `UserDefaults` too (a value, or a delete); `nil`
   /// for none.
   var merged: SyncRecord.Content?
-  /// The foreign value the record is made over, named in it (see ``ForeignName``).
-  var over: ForeignName?
+  /// The foreign values the record is made over, named in it (see ``ForeignName``).
+  var over: [ForeignName] = []
 }
 
 extension EngineState {

@@ -94,24 +94,21 @@ extension EngineState {
         break
       case .skip(let reason):
         debug("skip \(key): \(reason)")
-      case .adopt(let stamp):
+      case .adopt(let stamp, let over):
         budget.record(key, storeValue: batch.remote[key])
-        setLedger(key, LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(batch.local[key])))
+        setLedger(key, LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(batch.local[key]), madeOver: over))
         debug("adopt \(key) g\(stamp.generation) (same value on both sides)")
       case .push(let generation, let value, let reason, let over):
         let merged: SyncRecord.Content? = reason.writesLocally ? value.map { .value($0) } ?? .deleted(plan.now) : nil
         let write = PlannedRecord(
           stamp: Stamp(generation: generation, origin: deviceID), value: value, merged: merged, over: over)
         planRecord(key, write, before: batch.local[key], remote: batch.remote[key], reason: reason, &plan)
-      case .republish(let stamp, let value, let reason):
-        // A republished foreign value (empty origin) goes out as this device's write.
-        let origin = stamp.origin.isEmpty ? deviceID : stamp.origin
-        let write = PlannedRecord(
-          stamp: Stamp(generation: max(stamp.generation, 1), origin: origin), value: value, merged: nil)
+      case .republish(let stamp, let value, let reason, let over):
+        let write = PlannedRecord(stamp: stamp.republished(by: deviceID), value: value, merged: nil, over: over)
         planRecord(key, write, before: batch.local[key], remote: batch.remote[key], reason: reason, &plan)
-      case .pull(let stamp, let content, let reason):
+      case .pull(let stamp, let content, let reason, let over):
         budget.record(key, storeValue: batch.remote[key])
-        planPull(key, stamp: stamp, content: content, reason: reason, batch: batch, &plan)
+        planPull(key, SyncRecord(stamp: stamp, content: content, madeOver: over), reason: reason, batch: batch, &plan)
       case .merge(let merge):
         planMerge(key, merge, batch: batch, &plan)
       }
@@ -143,7 +140,7 @@ extension EngineState {
     // Counted now, so the next planned write of the batch is checked against it too.
     budget.record(key, storeValue: record)
     plan.recordBytes[key] = size
-    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(value))
+    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(value), madeOver: write.over)
     if write.merged != nil {
       // The merged value also goes to UserDefaults: written ahead like a pull.
       setLedger(key, entry.writtenAhead(replacing: before, previous: ledger[key]))
@@ -159,9 +156,9 @@ extension EngineState {
 
   /// Plans a pull, unless the key was edited locally while the pull was decided.
   private mutating func planPull(
-    _ key: String, stamp: Stamp, content: SyncRecord.Content, reason: SyncAction.Reason, batch: BatchDecisions,
-    _ plan: inout BatchPlan
+    _ key: String, _ record: SyncRecord, reason: SyncAction.Reason, batch: BatchDecisions, _ plan: inout BatchPlan
   ) {
+    let (stamp, content) = (record.stamp, record.content)
     let current = batch.current[key]
     // Read, even when not taken: later writes are numbered above it.
     observe(stamp.generation)
@@ -170,7 +167,7 @@ extension EngineState {
       return
     }
     plan.pulls += 1
-    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content))
+    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content), madeOver: record.madeOver)
     let log = LogLine(
       "pull \(key) g\(stamp.generation) ", value: content.logDescription, isValue: content.value != nil,
       " (\(reason.rawValue))")
@@ -211,7 +208,8 @@ extension LedgerEntry {
     ahead.pendingPull = PendingPull(
       localBefore: Agreed(before),
       previous: previous.map {
-        Previous(generation: $0.generation, agreed: $0.agreed, origin: $0.origin, state: $0.state)
+        Previous(
+          generation: $0.generation, agreed: $0.agreed, origin: $0.origin, state: $0.state, madeOver: $0.madeOver)
       })
     return ahead
   }
@@ -219,6 +217,7 @@ extension LedgerEntry {
   /// The entry a pending pull falls back to.
   init(previous: Previous) {
     self.init(generation: previous.generation, agreed: previous.agreed, origin: previous.origin, state: previous.state)
+    madeOver = previous.madeOver
   }
 }
 

@@ -225,7 +225,8 @@ extension SyncEngine {
         guard case .written = typed[key], case .record(let record) = RemoteState(storeValue: remote[key]) else {
           continue
         }
-        state.setLedger(key, LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content)))
+        state.setLedger(
+          key, LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content), madeOver: record.madeOver))
       }
     }
     reconcile(keys, local: local, remote: remote, policy: .preferLocal, &effects)

@@ -41,6 +41,18 @@ struct ByteReader {
     }
   }
 
+  /// Foreign values' names: their count, then each (words).
+  private mutating func foreignNames() throws(LedgerError) -> [ForeignName] {
+    let count = try word()
+    guard (1...UInt64(ForeignName.maximumNamed)).contains(count) else { throw LedgerError.corrupt("bad name count") }
+    var names: [ForeignName] = []
+    for _ in 0..<count {
+      guard let raw = UInt32(exactly: try word()) else { throw LedgerError.corrupt("bad foreign name") }
+      names.append(ForeignName(rawValue: raw))
+    }
+    return names
+  }
+
   /// What one record of the file says.
   enum Record {
     /// A key's entry; `nil` means removed. With `fallsBackToFile`, its pending pull's
@@ -145,6 +157,9 @@ struct ByteReader {
         case .state?: entry.state = try state()
         case .previousState? where entry.pendingPull?.previous != nil: entry.pendingPull?.previous?.state = try state()
         case .previousStateOnFile? where entry.pendingPull?.previous != nil: fallsBackToFile = true
+        case .madeOver?: entry.madeOver = try foreignNames()
+        case .previousMadeOver? where entry.pendingPull?.previous != nil:
+          entry.pendingPull?.previous?.madeOver = try foreignNames()
         default: throw LedgerError.corrupt("unknown entry part \(bytes[start])")
         }
       }
@@ -182,4 +197,8 @@ enum LedgerEntryPart: UInt8 {
   /// The entry a pending pull falls back to has the state of the key's entry before
   /// this record (no bytes follow).
   case previousStateOnFile = 7
+  /// The foreign values the agreed state's record names (a count, then words).
+  case madeOver = 8
+  /// The foreign values the record of the entry a pending pull falls back to names.
+  case previousMadeOver = 9
 }

@@ -155,6 +155,8 @@ enum LedgerCodec {
       payload.append(LedgerEntryPart.state.rawValue)
       appendState(state, to: &payload)
     }
+    appendNames(entry?.madeOver ?? [], part: .madeOver, to: &payload)
+    appendNames(entry?.pendingPull?.previous?.madeOver ?? [], part: .previousMadeOver, to: &payload)
     if let state = entry?.pendingPull?.previous?.state {
       if fallingBackToFile {
         payload.append(LedgerEntryPart.previousStateOnFile.rawValue)
@@ -163,6 +165,14 @@ enum LedgerCodec {
         appendState(state, to: &payload)
       }
     }
+  }
+
+  /// Foreign values' names behind `part`: their count, then each (words); nothing for none.
+  private static func appendNames(_ names: [ForeignName], part: LedgerEntryPart, to payload: inout [UInt8]) {
+    guard !names.isEmpty else { return }
+    payload.append(part.rawValue)
+    appendWord(UInt64(names.count), to: &payload)
+    for name in names { appendWord(UInt64(name.rawValue), to: &payload) }
   }
 
   private static func appendAgreed(_ agreed: LedgerEntry.Agreed, to bytes: inout [UInt8]) {

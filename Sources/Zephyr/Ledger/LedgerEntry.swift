@@ -41,6 +41,10 @@ struct LedgerEntry: Sendable, Equatable {
   /// For keys merged by a strategy: the whole merge state this device holds (a cache of
   /// the record's; see ``ReplicaState``).
   var state: ReplicaState?
+  /// The foreign values the agreed state's record names, newest first (see
+  /// ``ForeignName``): those it was made over, or, for a foreign value published again,
+  /// the value itself.
+  var madeOver: [ForeignName] = []
 
   /// A pull written ahead into the ledger, before its `UserDefaults` write.
   struct PendingPull: Sendable, Equatable {
@@ -58,6 +62,8 @@ struct LedgerEntry: Sendable, Equatable {
     /// A strategy key's previous state: a merge a crash kept from `UserDefaults` falls
     /// back to it whole.
     var state: ReplicaState?
+    /// The foreign values the previous state's record names.
+    var madeOver: [ForeignName] = []
   }
 
   /// The agreed state's place in the order of writes.
@@ -89,8 +95,9 @@ struct LedgerEntry: Sendable, Equatable {
     return applied
   }
 
-  init(stamp: Stamp, agreed: Agreed) {
+  init(stamp: Stamp, agreed: Agreed, madeOver: [ForeignName] = []) {
     self.init(generation: stamp.generation, agreed: agreed, origin: stamp.origin)
+    self.madeOver = madeOver
   }
 
   /// Whether a local value (or its absence) is the agreed state.

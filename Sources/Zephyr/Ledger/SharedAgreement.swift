@@ -8,7 +8,8 @@ import Foundation
 /// `["v", generation, origin, fingerprint]` for a value, `["d", generation, origin]` for
 /// a delete, and for a key merged by a strategy its whole state (``ReplicaState``) after
 /// them: a process that takes another's agreement takes the state its value shows, so it
-/// never mistakes what the other process merged for an edit of its own.
+/// never mistakes what the other process merged for an edit of its own. Last comes the
+/// foreign values the agreed record names (``ForeignName``), each an integer.
 ///
 /// A pull's agreement is written ahead of its `UserDefaults` write, marked pending (`"pv"`,
 /// `"pd"`), and settled after it. A process that finds a pending agreement takes it only
@@ -23,7 +24,8 @@ enum SharedAgreement {
 
   static func encode(_ entry: LedgerEntry, pending: Bool = false) -> PropertyListValue {
     let stamp: [PropertyListValue] = [.integer(Int64(entry.generation)), .string(entry.origin)]
-    let memory: [PropertyListValue] = entry.state.map { [.array($0.encodedFields)] } ?? []
+    let memory: [PropertyListValue] =
+      (entry.state.map { [.array($0.encodedFields)] } ?? []) + entry.madeOver.map(\.encoded)
     let mark = pending ? "p" : ""
     switch entry.agreed {
     case .value(let fingerprint):
@@ -62,13 +64,15 @@ enum SharedAgreement {
     default:
       return nil
     }
-    switch rest.first {
-    case nil:
-      break
-    case .array(let fields)? where rest.count == 1:
+    var parts = rest
+    if case .array(let fields)? = parts.first {
       if case .success(let state) = ReplicaState.decode(fields) { entry.state = state }
-    default:
-      return nil
+      parts = parts.dropFirst()
+    }
+    guard parts.count <= ForeignName.maximumNamed else { return nil }
+    for field in parts {
+      guard let name = ForeignName(field: field) else { return nil }
+      entry.madeOver.append(name)
     }
     return entry
   }

@@ -38,14 +38,16 @@ extension Reconciler {
     var sameState = false
     /// The generation a push is numbered above (Lamport): everything this device wrote or read.
     var floor: UInt64
-    /// The foreign value a push would be made over, named in its record: the store's, or
-    /// else the agreed one (see ``ForeignName``). Derived when a push asks, so that a
-    /// decision that pushes nothing fingerprints no foreign value.
-    var foreignName: ForeignName? {
-      if isForeign, case .record(let read) = remote, case .value(let value) = read.content {
-        return ForeignName(of: value)
+    /// The foreign values a push of `value` is made over, named in its record (see
+    /// ``ForeignName``): the store's, then those the agreed state is or descends from;
+    /// never `value` itself (a write of a foreign value is no publication of it). Derived
+    /// when a push asks, so that a decision that pushes nothing fingerprints no value.
+    func names(pushing value: PropertyListValue?) -> [ForeignName] {
+      var store: ForeignName?
+      if isForeign, case .record(let read) = remote, case .value(let foreign) = read.content {
+        store = ForeignName(of: foreign)
       }
-      return ForeignName(agreedIn: history)
+      return ForeignName.chain(store, history?.foreignAncestors ?? [], writing: value)
     }
 
     init(key: String, local: PropertyListValue?, remote: RemoteState, ledger: LedgerEntry?, context: Context) {
@@ -88,22 +90,28 @@ extension Reconciler {
     ) -> LedgerEntry? {
       guard let ownOrigin, record.origin == ownOrigin, local != nil, ledger.map({ record.stamp > $0.stamp }) ?? true
       else { return nil }
-      return LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content))
+      return LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content), madeOver: record.madeOver)
     }
 
     /// Whether `record`, another state than the agreed one, comes later in the order of
     /// writes. The agreed state itself under another stamp is no change; an earlier write
     /// with other content means the store dropped the agreed state.
     ///
-    /// An agreed foreign value (empty origin) has no place in that order: each device read
-    /// it at a generation of its own, one above its own history. A record made over it
-    /// names it (``SyncRecord/madeOver``) and is later, whatever its stamp (it may come
+    /// A foreign value has no place in that order: each device read it at a generation of
+    /// its own, one above its own history. A record made over it names it
+    /// (``SyncRecord/madeOver``) and is later than it, whatever its stamp (it may come
     /// from a device with less history); a record that does not name it is later only
     /// when stamped above where this device read it. Below that, it may be a write made
     /// before the foreign one that the store's last-writer-wins brought back: the store
-    /// dropped the agreed state, which is published again.
+    /// dropped the agreed state, which is published again. Conversely, the foreign value
+    /// published again by a device that agreed on it (``SyncRecord/republishesForeignValue``)
+    /// is earlier than an agreed state made over it, whatever its stamp.
     static func isLater(_ record: SyncRecord, than history: LedgerEntry) -> Bool {
-      if let name = record.madeOver, name.names(history) { return true }
+      if record.republishesForeignValue, case .value(let value) = record.content {
+        if !history.isForeignValue, history.madeOver.contains(ForeignName(of: value)) { return false }
+      } else if let agreed = ForeignName(agreedIn: history), record.madeOver.contains(agreed) {
+        return true
+      }
       return record.stamp > history.stamp
         || (record.stamp == history.stamp
           && LedgerEntry.Agreed(record.content).rawFingerprint > history.agreed.rawFingerprint)

@@ -28,13 +28,16 @@ enum SyncAction: Sendable, Equatable {
   /// Write `value` to the store as this device's write at `generation`, a tombstone when
   /// `value` is `nil` (and write it locally too, for a resolver's merged value); made over
   /// the foreign value `over` names, when it was (see ``ForeignName``).
-  case push(generation: UInt64, value: PropertyListValue?, reason: Reason, over: ForeignName? = nil)
-  /// Write the agreed state to the store again, under its own stamp: the store lost it.
-  case republish(stamp: Stamp, value: PropertyListValue?, reason: Reason)
-  /// Apply the store's content locally; the ledger takes the record's stamp.
-  case pull(stamp: Stamp, content: SyncRecord.Content, reason: Reason)
-  /// Both sides already hold the same state: the ledger takes `stamp`, no write.
-  case adopt(stamp: Stamp)
+  case push(generation: UInt64, value: PropertyListValue?, reason: Reason, over: [ForeignName] = [])
+  /// Write the agreed state to the store again, under its own stamp (an agreed foreign
+  /// value under this device's), naming what the agreed state names: the store lost it.
+  case republish(stamp: Stamp, value: PropertyListValue?, reason: Reason, over: [ForeignName] = [])
+  /// Apply the store's content locally; the ledger takes the record's stamp and the
+  /// foreign value it names.
+  case pull(stamp: Stamp, content: SyncRecord.Content, reason: Reason, over: [ForeignName] = [])
+  /// Both sides already hold the same state: the ledger takes `stamp` and the foreign
+  /// value the store's record names, no write.
+  case adopt(stamp: Stamp, over: [ForeignName] = [])
   /// Leave the key alone and report why.
   case skip(reason: String)
   /// A key merged by a strategy: hold the joined state, and write what the store or

@@ -12,8 +12,8 @@ import Foundation
 /// ```
 ///
 /// The first element is the format tag: `z` + format version (+ `d` for a tombstone).
-/// A record made over an agreed foreign value has a fifth field, that value's
-/// ``ForeignName``.
+/// A record made over a foreign value has a fifth field, the ``ForeignName`` of that value
+/// (an integer), or of the last few it descends from, newest first (an array of them).
 /// A store value that is not record-shaped is a *foreign write* (see ``RemoteState``).
 /// A key declared compressed may hold its record in a ``CompressedRecord`` envelope (`z3`).
 ///
@@ -32,7 +32,7 @@ struct SyncRecord: Sendable, Equatable {
   var origin: String
   var content: Content
   /// The foreign value the record was made over, when it was (see ``ForeignName``).
-  var madeOver: ForeignName?
+  var madeOver: [ForeignName] = []
 
   static let formatVersion = 1
   static let valueTag = "z1"
@@ -42,6 +42,14 @@ struct SyncRecord: Sendable, Equatable {
 
   /// The record's place in the order of writes.
   var stamp: Stamp { Stamp(generation: generation, origin: origin) }
+
+  init(generation: UInt64, origin: String, content: Content, madeOver: [ForeignName] = []) {
+    (self.generation, self.origin, self.content, self.madeOver) = (generation, origin, content, madeOver)
+  }
+
+  init(stamp: Stamp, content: Content, madeOver: [ForeignName] = []) {
+    self.init(generation: stamp.generation, origin: stamp.origin, content: content, madeOver: madeOver)
+  }
 
   /// The most entries a record's history may list: far more devices (and app
   /// extensions, and reinstalls, each with an id of its own) than one person has.
@@ -59,7 +67,7 @@ struct SyncRecord: Sendable, Equatable {
       .string(self.content.value == nil ? Self.tombstoneTag : Self.valueTag), .integer(Int64(generation)),
       .string(origin), content,
     ]
-    return .array(fields + (madeOver.map { [$0.encoded] } ?? []))
+    return .array(fields + (ForeignName.field(madeOver).map { [$0] } ?? []))
   }
 }
 
@@ -74,6 +82,12 @@ struct Stamp: Comparable, Hashable, Sendable {
 
   static func < (lhs: Stamp, rhs: Stamp) -> Bool {
     (lhs.generation, lhs.origin) < (rhs.generation, rhs.origin)
+  }
+
+  /// The stamp an agreed state is published again under: its own, or for a foreign value
+  /// (the empty origin, which no record may carry) `deviceID`'s at the same generation.
+  func republished(by deviceID: String) -> Stamp {
+    Stamp(generation: max(generation, 1), origin: origin.isEmpty ? deviceID : origin)
   }
 }
 
@@ -178,12 +192,12 @@ enum RemoteState: Sendable, Equatable {
     guard fields.count == 4 || fields.count == 5 else {
       return .malformed(reason: "record has \(fields.count) fields, expected 4 or 5")
     }
-    var madeOver: ForeignName?
+    var madeOver: [ForeignName] = []
     if fields.count == 5 {
-      guard let name = ForeignName(field: fields[4]) else {
-        return .malformed(reason: "fifth field is not a foreign value's name")
+      guard let names = ForeignName.names(field: fields[4]) else {
+        return .malformed(reason: "fifth field is not the names of 1 to \(ForeignName.maximumNamed) foreign values")
       }
-      madeOver = name
+      madeOver = names
     }
     let generation: UInt64
     switch fields[1] {

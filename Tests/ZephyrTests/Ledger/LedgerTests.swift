@@ -25,6 +25,10 @@ struct LedgerTests {
       generation: 5, agreed: .value(Fingerprint(rawValue: 12)), origin: "a",
       state: ReplicaState(kind: .dictionary).edited(
         to: .dictionary(["x": .integer(3)]), dot: Stamp(generation: 5, origin: "a")))
+    // The foreign values a state descends from (and its fallback's, below).
+    ledger["size"] = LedgerEntry(
+      stamp: Stamp(generation: 6, origin: "a"), agreed: .value(Fingerprint(rawValue: 15)),
+      madeOver: [ForeignName(rawValue: 0), ForeignName(rawValue: .max)])
     // Merges written ahead: the entries they fall back to keep their states, with or
     // without a state of the merged one.
     let before = ReplicaState(kind: .set).edited(
@@ -34,7 +38,8 @@ struct LedgerTests {
       pulled.pendingPull = LedgerEntry.PendingPull(
         localBefore: .value(Fingerprint(rawValue: 14)),
         previous: LedgerEntry.Previous(
-          generation: 1, agreed: .value(Fingerprint(rawValue: 14)), origin: "b", state: before))
+          generation: 1, agreed: .value(Fingerprint(rawValue: 14)), origin: "b", state: before,
+          madeOver: [ForeignName(rawValue: 77)]))
       ledger[key] = pulled
     }
     return ledger
@@ -53,8 +58,29 @@ struct LedgerTests {
     for (key, entry) in changes { ledger[key] = entry }
     let decoded = try LedgerCodec.decode(data)
     #expect(decoded.ledger == ledger)
-    #expect(decoded.records == 11)
+    #expect(decoded.records == 12)
     #expect(!decoded.damagedTail)
+  }
+
+  /// The agreement an app and its extensions share keeps what the ledger keeps: the state
+  /// and the foreign values the agreed record names, so a process that takes another's
+  /// agreement still finds a foreign value published again earlier than an edit made over it.
+  @Test func theSharedAgreementKeepsTheNamesOfForeignValues() {
+    let sample = Self.sample()
+    for key in ["size", "favorites", "theme", "gone"] {
+      guard var entry = sample[key] else { continue }
+      entry.pendingPull = nil
+      if entry.generation > 1 << 50 { entry.generation = 9 }
+      #expect(SharedAgreement.decode(SharedAgreement.encode(entry)) == entry, "\(key)")
+    }
+    let named = sample["size"] ?? LedgerEntry(generation: 1, agreed: .deleted)
+    guard case .array(let fields) = SharedAgreement.encode(named) else {
+      Issue.record("not an array")
+      return
+    }
+    for bad: [PropertyListValue] in [[.string("x")], [.integer(-1)], Array(repeating: .integer(1), count: 5)] {
+      #expect(SharedAgreement.decode(.array(fields.prefix(4) + bad)) == nil)
+    }
   }
 
   /// A torn or damaged file never yields a wrong entry: only an older state, or nothing.

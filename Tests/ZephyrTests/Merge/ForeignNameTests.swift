@@ -27,7 +27,12 @@ struct ForeignNameTests {
     // write, which names nothing, reaches the store after it.
     let staleRecord = SyncRecord(generation: 1, origin: "C", content: .value(Self.stale)).encoded
     let action = Self.decide(local: Self.foreign, store: staleRecord, ledger: Self.agreedForeign(at: 4))
-    #expect(action == .republish(stamp: Stamp(generation: 4, origin: ""), value: Self.foreign, reason: .storeLostWrite))
+    // Published again naming itself: earlier than every state made over it.
+    #expect(
+      action
+        == .republish(
+          stamp: Stamp(generation: 4, origin: ""), value: Self.foreign, reason: .storeLostWrite,
+          over: [ForeignName(of: Self.foreign)]))
   }
 
   @Test func aRecordStampedAboveTheReadReplacesIt() {
@@ -39,16 +44,25 @@ struct ForeignNameTests {
   @Test func aRecordNamingTheAgreedForeignValueReplacesItWhateverItsStamp() {
     // Made over the foreign value on a device with less history: stamped below the read.
     let named = SyncRecord(
-      generation: 2, origin: "C", content: .value(Self.edit), madeOver: ForeignName(of: Self.foreign))
+      generation: 2, origin: "C", content: .value(Self.edit), madeOver: [ForeignName(of: Self.foreign)])
     let action = Self.decide(local: Self.foreign, store: named.encoded, ledger: Self.agreedForeign(at: 4))
-    #expect(action == .pull(stamp: Stamp(generation: 2, origin: "C"), content: .value(Self.edit), reason: .remoteNewer))
+    #expect(
+      action
+        == .pull(
+          stamp: Stamp(generation: 2, origin: "C"), content: .value(Self.edit), reason: .remoteNewer,
+          over: [ForeignName(of: Self.foreign)]))
   }
 
   @Test func aRecordNamingAnotherForeignValueIsOrderedByItsStamp() {
     let other = ForeignName(of: .string("another foreign value"))
-    let named = SyncRecord(generation: 2, origin: "C", content: .value(Self.edit), madeOver: other)
+    let named = SyncRecord(generation: 2, origin: "C", content: .value(Self.edit), madeOver: [other])
     let action = Self.decide(local: Self.foreign, store: named.encoded, ledger: Self.agreedForeign(at: 4))
-    #expect(action == .republish(stamp: Stamp(generation: 4, origin: ""), value: Self.foreign, reason: .storeLostWrite))
+    // Published again naming itself: earlier than every state made over it.
+    #expect(
+      action
+        == .republish(
+          stamp: Stamp(generation: 4, origin: ""), value: Self.foreign, reason: .storeLostWrite,
+          over: [ForeignName(of: Self.foreign)]))
   }
 
   @Test func aDeviceWithNoHistoryReadsTheForeignValueAtGenerationOne() {
@@ -65,7 +79,7 @@ struct ForeignNameTests {
 
   @Test func aPushOverAnAgreedForeignValueNamesIt() {
     let action = Self.decide(local: Self.edit, store: Self.foreign, ledger: Self.agreedForeign(at: 4))
-    #expect(action == .push(generation: 5, value: Self.edit, reason: .localEdit, over: ForeignName(of: Self.foreign)))
+    #expect(action == .push(generation: 5, value: Self.edit, reason: .localEdit, over: [ForeignName(of: Self.foreign)]))
     // A push over a Zephyr record names nothing.
     let record = SyncRecord(generation: 4, origin: "C", content: .value(Self.stale))
     let plain = Self.decide(
@@ -74,16 +88,72 @@ struct ForeignNameTests {
     #expect(plain == .push(generation: 5, value: Self.edit, reason: .localEdit))
   }
 
+  /// Seeds 2477 and 3346: a device that agreed on the foreign value at a generation of its
+  /// own publishes it again, naming itself; a device whose state (a value or a delete)
+  /// was made over it finds it earlier, whatever its stamp, and publishes its state again.
+  @Test func theForeignValuePublishedAgainIsEarlierThanAStateMadeOverIt() {
+    let name = ForeignName(of: Self.foreign)
+    let republished = SyncRecord(generation: 9, origin: "B", content: .value(Self.foreign), madeOver: [name])
+    #expect(republished.republishesForeignValue)
+    for mine: PropertyListValue? in [Self.edit, nil] {
+      var ledger = LedgerEntry(stamp: Stamp(generation: 2, origin: "A"), agreed: .init(mine), madeOver: [name])
+      let action = Self.decide(local: mine, store: republished.encoded, ledger: ledger)
+      #expect(
+        action
+          == .republish(stamp: Stamp(generation: 2, origin: "A"), value: mine, reason: .storeLostWrite, over: [name]))
+      // A state that descends from no foreign value, or from another, orders it by stamp.
+      for names in [[], [ForeignName(of: .string("another"))]] {
+        ledger.madeOver = names
+        let pulled = Self.decide(local: mine, store: republished.encoded, ledger: ledger)
+        #expect(
+          pulled
+            == .pull(stamp: republished.stamp, content: .value(Self.foreign), reason: .remoteNewer, over: [name]))
+      }
+    }
+    // The same value written again by a device (not published again) names nothing, and
+    // is ordered by its stamp.
+    let ledger = LedgerEntry(stamp: Stamp(generation: 2, origin: "A"), agreed: .init(Self.edit), madeOver: [name])
+    let rewrite = Self.decide(local: Self.foreign, store: nil, ledger: ledger)
+    #expect(rewrite == .push(generation: 5, value: Self.foreign, reason: .localEdit, over: []))
+  }
+
+  /// Seed 3096: an edit names every foreign value its state descends from, newest first,
+  /// at most four, so that a device that read an earlier one above the edit's stamp still
+  /// takes the edit.
+  @Test func anEditNamesTheForeignValuesItDescendsFrom() {
+    let names = (0..<6).map { ForeignName(of: .string("foreign \($0)")) }
+    let ledger = LedgerEntry(stamp: Stamp(generation: 3, origin: "C"), agreed: .init(Self.stale), madeOver: names)
+    let action = Self.decide(local: Self.edit, store: nil, ledger: ledger)
+    let expected = Array(names.prefix(ForeignName.maximumNamed))
+    #expect(action == .push(generation: 5, value: Self.edit, reason: .localEdit, over: expected))
+    // The store's foreign value comes first.
+    let storeForeign = PropertyListValue.string("foreign 9")
+    #expect(
+      ForeignName.chain(ForeignName(of: storeForeign), names, writing: Self.edit).first == ForeignName(of: storeForeign)
+    )
+    #expect(
+      ForeignName.chain(nil, names + names, writing: .string("foreign 1")) == [names[0], names[2], names[3], names[4]])
+    // A device that agreed on the second of them at g7 takes a record naming it at g2.
+    let record = SyncRecord(generation: 2, origin: "C", content: .value(Self.edit), madeOver: expected)
+    let agreed = LedgerEntry(
+      generation: 7, agreed: .value(PropertyListValue.string("foreign 0").fingerprint), origin: "")
+    let taken = Self.decide(local: .string("foreign 0"), store: record.encoded, ledger: agreed)
+    #expect(taken == .pull(stamp: record.stamp, content: .value(Self.edit), reason: .remoteNewer, over: expected))
+  }
+
   // MARK: The record field
 
   @Test(arguments: [0, 1, 0xFFFF, 0x1_0000, UInt32.max] as [UInt32])
   func theFieldRoundTrips(_ raw: UInt32) {
     for content: SyncRecord.Content in [.value(Self.edit), .deleted(Date(timeIntervalSinceReferenceDate: 9))] {
-      let record = SyncRecord(generation: 7, origin: "k3f9qa", content: content, madeOver: ForeignName(rawValue: raw))
-      #expect(RemoteState(storeValue: record.encoded) == .record(record))
-      // With the writer's time after it, too.
-      let timed = SentTime.appending(Date(timeIntervalSinceReferenceDate: 1_000), to: record.encoded)
-      #expect(RemoteState(storeValue: timed) == .record(record))
+      for count in 1...ForeignName.maximumNamed {
+        let names = (0..<count).map { ForeignName(rawValue: raw &- UInt32($0)) }
+        let record = SyncRecord(generation: 7, origin: "k3f9qa", content: content, madeOver: names)
+        #expect(RemoteState(storeValue: record.encoded) == .record(record))
+        // With the writer's time after it, too.
+        let timed = SentTime.appending(Date(timeIntervalSinceReferenceDate: 1_000), to: record.encoded)
+        #expect(RemoteState(storeValue: timed) == .record(record))
+      }
     }
   }
 
@@ -94,7 +164,10 @@ struct ForeignNameTests {
         == .record(SyncRecord(generation: 7, origin: "k3f9qa", content: .value(Self.edit))))
   }
 
-  @Test(arguments: [PropertyListValue.integer(-1), .integer(1 << 32), .string("name"), .data(Data([1, 2]))])
+  @Test(arguments: [
+    PropertyListValue.integer(-1), .integer(1 << 32), .string("name"), .data(Data([1, 2])), .array([]),
+    .array([.integer(1)]), .array([.integer(1), .integer(-1)]), .array((1...5).map { .integer($0) }),
+  ])
   func aFieldThatIsNoNameIsMalformed(_ field: PropertyListValue) {
     let stored = PropertyListValue.array([.string("z1"), .integer(7), .string("k3f9qa"), Self.edit, field])
     guard case .malformed = RemoteState(storeValue: stored) else {
@@ -106,7 +179,7 @@ struct ForeignNameTests {
   @Test func aStoredRecordIsNamedPlainCompressedAndTimed() throws {
     let name = ForeignName(of: Self.foreign)
     let record = SyncRecord(generation: 3, origin: "B", content: .value(.string(String(repeating: "ab", count: 200))))
-    let named = SyncRecord(generation: 3, origin: "B", content: record.content, madeOver: name)
+    let named = SyncRecord(generation: 3, origin: "B", content: record.content, madeOver: [name])
     #expect(SyncRecord.stored(record.encoded, madeOver: name) == named.encoded)
     let envelope = try #require(CompressedRecord.envelope(of: record.encoded))
     let timed = SentTime.appending(Date(timeIntervalSinceReferenceDate: 5), to: envelope)
@@ -128,10 +201,14 @@ struct ForeignNameTests {
     let second = PropertyListValue.integer(-7_393_989_634_546_291_492)
     #expect(first.fingerprint != second.fingerprint)
     #expect(ForeignName(of: first) == ForeignName(of: second))
-    let named = SyncRecord(generation: 2, origin: "C", content: .value(Self.edit), madeOver: ForeignName(of: first))
+    let named = SyncRecord(generation: 2, origin: "C", content: .value(Self.edit), madeOver: [ForeignName(of: first)])
     let ledger = LedgerEntry(generation: 4, agreed: .value(second.fingerprint), origin: "")
     let action = Self.decide(local: second, store: named.encoded, ledger: ledger)
-    #expect(action == .pull(stamp: Stamp(generation: 2, origin: "C"), content: .value(Self.edit), reason: .remoteNewer))
+    #expect(
+      action
+        == .pull(
+          stamp: Stamp(generation: 2, origin: "C"), content: .value(Self.edit), reason: .remoteNewer,
+          over: [ForeignName(of: first)]))
   }
 
   /// What the name costs, measured as a binary property list: 7 bytes for a name of 2^16
@@ -145,7 +222,7 @@ struct ForeignNameTests {
     let plain = SyncRecord(generation: 7, origin: "k3f9qa", content: .value(.string("dusk")))
     for raw in [0x1_0000, 0x8000_0000, UInt32.max] as [UInt32] {
       var named = plain
-      named.madeOver = ForeignName(rawValue: raw)
+      named.madeOver = [ForeignName(rawValue: raw)]
       #expect(try bytes(named) - bytes(plain) == 7)
       #expect(named.encoded.estimatedBinaryPlistSize - plain.encoded.estimatedBinaryPlistSize == 7)
     }

@@ -135,7 +135,8 @@ struct ReconcilerTests {
       ledger: nil, expected: .pull(stamp: stamp(1, ""), content: .value(other), reason: .remoteNewer)),
     Row(
       name: "foreign value vs never-synced local value, sync(): local wins", local: new, remote: .foreign(other),
-      ledger: nil, expected: .push(generation: 2, value: new, reason: .conflictLocalWins, over: ForeignName(of: other))),
+      ledger: nil,
+      expected: .push(generation: 2, value: new, reason: .conflictLocalWins, over: [ForeignName(of: other)])),
     Row(
       name: "malformed record: treated as absent", local: old, remote: .malformed(reason: "bad"),
       ledger: agreed(3, old), expected: .republish(stamp: stamp(3), value: old, reason: .absentFromStore)),

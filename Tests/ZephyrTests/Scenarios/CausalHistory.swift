@@ -124,18 +124,21 @@ struct CausalHistory {
 
   /// Records a write by `writer` (a device, or ``foreignWriter``): its clock ticks first.
   /// A foreign removal is recorded as a delete that overwrites nothing, so that it can
-  /// explain an absence.
+  /// explain an absence. The foreign writer keeps one clock per key: it stamps nothing,
+  /// so its writes of different keys have no order any device could learn (a device
+  /// that took its write of one key has not thereby seen its earlier write of another).
   @discardableResult
   mutating func recordWrite(
     id: String, key: String, value: PropertyListValue?, prior: PropertyListValue? = nil, writer: String, order: Int,
     account: String
   ) -> TrackedWrite {
-    clocks[writer, default: VectorClock()].tick(node(of: writer))
-    keyClocks[writer, default: [:]][key, default: VectorClock()].tick(node(of: writer))
+    let clockOwner = Self.clockOwner(writer, key: key)
+    clocks[clockOwner, default: VectorClock()].tick(node(of: clockOwner))
+    keyClocks[clockOwner, default: [:]][key, default: VectorClock()].tick(node(of: clockOwner))
     var write = TrackedWrite(
-      id: id, key: key, value: value, prior: prior, writer: writer, clock: clocks[writer] ?? VectorClock(),
+      id: id, key: key, value: value, prior: prior, writer: writer, clock: clocks[clockOwner] ?? VectorClock(),
       order: order, account: account, overwrites: writer != Self.foreignWriter && account == Self.checkedAccount)
-    write.keyClock = keyClocks[writer]?[key] ?? VectorClock()
+    write.keyClock = keyClocks[clockOwner]?[key] ?? VectorClock()
     writes[id] = write
     writesByKey[key, default: []].append(write)
     holders[id, default: []].insert(writer)
@@ -156,6 +159,12 @@ struct CausalHistory {
     let id = "\(key)@\(device)\(order)"
     recordWrite(id: id, key: key, value: value, writer: device, order: order, account: account)
     setOverwrites(id, false)
+  }
+
+  /// Whose clock a write of `key` by `writer` ticks: the device's, or the foreign
+  /// writer's clock of that key.
+  private static func clockOwner(_ writer: String, key: String) -> String {
+    writer == foreignWriter ? "\(writer)[\(key)]" : writer
   }
 
   /// How many times each device forgot what it knew (see ``forget(_:)``).
@@ -223,8 +232,9 @@ struct CausalHistory {
       takenAt[id, default: [:]][device] = takings
     }
     if device != write.writer { seenElsewhere.insert(id) }
-    clocks[device, default: VectorClock()].merge(write.clock)
-    keyClocks[device, default: [:]][write.key, default: VectorClock()].merge(write.keyClock)
+    let owner = Self.clockOwner(device, key: write.key)
+    clocks[owner, default: VectorClock()].merge(write.clock)
+    keyClocks[owner, default: [:]][write.key, default: VectorClock()].merge(write.keyClock)
     if write.isForeign, !write.isDelete, !write.overwrites, !contested.contains(id) { setOverwrites(id, true) }
   }
 

@@ -86,6 +86,28 @@ struct InvariantCheckerTests {
     #expect(history.writes["B0"]?.clock == history.writes["B1"]?.clock)
   }
 
+  /// Seed 4878: the foreign writer stamps nothing, so a device that took its write of one
+  /// key has not seen its earlier write of another: an edit of that key is concurrent
+  /// with it, not later.
+  @Test func foreignWritesOfTwoKeysAreNotOrdered() {
+    var history = CausalHistory()
+    let first = history.recordWrite(
+      id: "F0", key: "size", value: .string("w:F0:x"), writer: CausalHistory.foreignWriter, order: 0,
+      account: "default")
+    history.observe("C", writeID: "F0")
+    history.recordWrite(
+      id: "F1", key: "other", value: .string("w:F1:x"), writer: CausalHistory.foreignWriter, order: 1,
+      account: "default")
+    history.observe("D", writeID: "F1")
+    history.recordWrite(id: "D2", key: "size", value: .string("w:D2:x"), writer: "D", order: 2, account: "default")
+    #expect(history.violations(key: "size", final: first.value).isEmpty, "concurrent: either may win")
+    #expect(history.violations(key: "size", final: .string("w:D2:x")).isEmpty)
+    // A device that took F0 itself follows it.
+    history.observe("D", writeID: "F0")
+    history.recordWrite(id: "D3", key: "size", value: .string("w:D3:x"), writer: "D", order: 3, account: "default")
+    #expect(history.violations(key: "size", final: first.value).map(\.kind) == [.legitimacy])
+  }
+
   @Test func foreignWritesOverwriteOnlyOnceTakenAndForeignRemovalsNever() {
     var history = CausalHistory()
     let mine = history.recordWrite(

@@ -332,6 +332,90 @@ struct ScenarioRegressionTests {
         ]))
   }
 
+  /// Seed 2477 (soak of 5,000). B and A take a foreign value, A at g1 and B at g2 (each one
+  /// above its own history), and A edits it: A6 at g2, naming it. C's older write then
+  /// lands over A6. B, its agreed foreign value dropped, published it again as its own
+  /// write at (g2, B), which outranked A's (g2, A): A took the foreign value back over its
+  /// own later edit. A republished foreign value now names itself, and a device whose
+  /// agreed state was made over that value takes it for the earlier write it is.
+  @Test func aForeignValuePublishedAgainDoesNotOutrankAnEditMadeOverIt() {
+    expectNoViolation(
+      Scenario(
+        seed: 2477, devices: ["A", "B", "C"],
+        steps: [
+          .set("B", "com.example.size", seed: 809464),
+          .upload("B"),
+          .foreignWrite("com.example.size", seed: 999610),
+          .download("A", notify: true),
+          .download("B", notify: true),
+          .set("C", "com.example.size", seed: 569536),
+          .set("A", "com.example.size", seed: 712027),
+          .upload("A"),
+        ], strategies: ["k2": .set, "n": .max]),
+      world: .apple)
+  }
+
+  /// Seed 3346 (soak of 5,000). As seed 2477 with a delete: B deletes the foreign value it
+  /// read at g1 (a tombstone at g2 naming it), and C, which read it at g2, published it
+  /// again at (g2, C) when E's older write landed: the delete was undone.
+  @Test func aForeignValuePublishedAgainDoesNotUndoADeleteMadeOverIt() {
+    expectNoViolation(
+      Scenario(
+        seed: 3346, devices: ["B", "C", "E"],
+        steps: [
+          .set("C", "com.example.size", seed: 352805),
+          .upload("C"),
+          .foreignWrite("com.example.size", seed: 574623),
+          .download("B", notify: true),
+          .download("C", notify: true),
+          .remove("B", "com.example.size"),
+          .set("E", "com.example.size", seed: 69532),
+        ]),
+      world: .apple)
+  }
+
+  /// Seed 3096 (soak of 5,000). A reads a foreign value at g4, above B's edit of it at g3
+  /// (B read it at g1); A's own older write lands over B's, and A published the foreign
+  /// value again at (g4, A), above B's edit.
+  @Test func aForeignValuePublishedAgainAboveAnEditMadeOverItLosesToTheEdit() {
+    expectNoViolation(
+      Scenario(
+        seed: 3096, devices: ["A", "B"],
+        steps: [
+          .set("A", "com.example.size", seed: 258181),
+          .remove("A", "com.example.size"),
+          .foreignWrite("theme", seed: 482566),
+          .download("B", notify: true),
+          .set("A", "theme", seed: 146637),
+          .download("A", notify: false),
+          .foreignWrite("theme", seed: 199516),
+          .sync("A"),
+          .download("B", notify: false),
+          .set("B", "theme", seed: 871207),
+        ], newInstall: "A", strategies: ["k2": .dictionary, "n": .min]),
+      world: .apple)
+  }
+
+  /// Seed 4878 (soak of 5,000). As seed 3096 with an app and its widget: the widget reads
+  /// the foreign value at g3, above D's edit of it, and the app published it again there.
+  @Test func aForeignValuePublishedAgainByAWidgetsHostLosesToAnEditMadeOverIt() {
+    expectNoViolation(
+      Scenario(
+        seed: 4878, devices: ["A", "D", "W"],
+        steps: [
+          .foreignWrite("com.example.size", seed: 240228),
+          .set("D", "com.example.size", seed: 705300),
+          .foreignWrite("ünï", seed: 26242),
+          .download("D", notify: true),
+          .set("D", "com.example.size", seed: 183248),
+          .set("W", "k2", seed: 819629),
+          .set("A", "com.example.size", seed: 514399),
+          .download("W", notify: false),
+          .set("W", "theme", seed: 324938),
+        ], newInstall: "A", widgetHost: "A", strategies: ["k2": .custom, "n": .dictionary]),
+      world: .apple)
+  }
+
   /// Seed 482. Two devices take a foreign value at generation 0; B edits it; the server
   /// value is removed. B pushed its edit at g1, C pushed the foreign value back at g1
   /// (absent from store), and the later upload won the tie: B's edit was undone.

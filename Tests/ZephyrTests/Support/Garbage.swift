@@ -42,8 +42,8 @@ enum Garbage {
   static let believableGeneration: Int64 = 1 << 40
 
   /// `["z1", generation, origin, value]` and `["z1d", generation, origin, date]`, with
-  /// the name of a foreign value it was made over (an integer in 0...2^32 − 1) as an
-  /// optional fifth field, then the writer's sent time (6 bytes of data): the tag is `z`,
+  /// the name of a foreign value it was made over (an integer in 0...2^32 − 1), or an
+  /// array of 2 to 4 of them, as an optional fifth field, then the writer's sent time (6 bytes of data): the tag is `z`,
   /// one to six ASCII digits (the format version) and `d` for a tombstone; the generation
   /// an integer in 1...2^40 (believable); the origin a string of 1...64 characters.
   static func kind(of value: PropertyListValue) -> Kind {
@@ -55,7 +55,15 @@ enum Garbage {
     guard version == 1 else { return .unsupported(tag: tag) }
     if SentTime.carries(fields) { fields.removeLast() }
     if fields.count == 5 {
-      guard case .integer(let name) = fields[4], (0...Int64(UInt32.max)).contains(name) else { return .malformed }
+      let names: [PropertyListValue]
+      switch fields[4] {
+      case .array(let several) where (2...4).contains(several.count): names = several
+      case .array: return .malformed
+      case let one: names = [one]
+      }
+      for name in names {
+        guard case .integer(let raw) = name, (0...Int64(UInt32.max)).contains(raw) else { return .malformed }
+      }
       fields.removeLast()
     }
     guard fields.count == 4 else { return .malformed }

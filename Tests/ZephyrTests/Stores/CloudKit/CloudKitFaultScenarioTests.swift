@@ -72,7 +72,7 @@ struct CloudKitFaultScenarioTests {
       return
     }
     #expect(record.content == .value(.string("dusk")))
-    #expect(record.madeOver == ForeignName(of: foreign))
+    #expect(record.madeOver == [ForeignName(of: foreign)])
   }
 
   @Test func aRejectedBatchIsSentAgain() throws {
