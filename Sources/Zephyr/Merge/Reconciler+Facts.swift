@@ -50,6 +50,17 @@ extension Reconciler {
       return ForeignName.chain(store, history?.foreignAncestors ?? [], writing: value)
     }
 
+    /// The foreign values the agreed state names once `record` is taken over it: those
+    /// the record names, then those the agreed state was made over (the record replaced
+    /// a state that follows them, so it follows them too). Not an agreed foreign value
+    /// itself: a record may replace that by its stamp alone, and be a write from before
+    /// it that the store brought back.
+    func names(taking record: SyncRecord) -> [ForeignName] {
+      let replaced = history.map { $0.isForeignValue ? [] : $0.madeOver } ?? []
+      // (The record's own names as they are: a foreign value published again names itself.)
+      return ForeignName.chain(nil, record.madeOver + replaced, writing: nil)
+    }
+
     init(key: String, local: PropertyListValue?, remote: RemoteState, ledger: LedgerEntry?, context: Context) {
       self.key = key
       self.local = local

@@ -97,7 +97,7 @@ enum Reconciler {
     let next = Generation.next(after: facts.floor)
     switch (facts.remote, facts.history) {
     case (.record(let record), _) where facts.regainedOwnWrite:
-      return .adopt(stamp: record.stamp, over: record.madeOver)
+      return .adopt(stamp: record.stamp, over: facts.names(taking: record))
     case (.newerFormat(let version), _):
       return .skip(reason: "store holds record format \(version), newer than this Zephyr")
     case (.strategyRecord, _):
@@ -113,28 +113,28 @@ enum Reconciler {
     case (.absent, _):
       return .none
     case (.record(let record), nil) where facts.local == nil:
-      return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer, over: record.madeOver)
+      return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer, over: facts.names(taking: record))
     case (.record(let record), nil) where facts.sameState:
-      return .adopt(stamp: record.stamp, over: record.madeOver)
+      return .adopt(stamp: record.stamp, over: facts.names(taking: record))
     case (.record(let record), nil) where facts.isForeign:
       return resolveConflict(facts, record: record, context)
     case (.record(let record), nil):
-      return .pull(stamp: record.stamp, content: record.content, reason: .cloudHistory, over: record.madeOver)
+      return .pull(stamp: record.stamp, content: record.content, reason: .cloudHistory, over: facts.names(taking: record))
     case (.record, _?) where facts.lostWrite && facts.localChanged:
       return .push(generation: next, value: facts.local, reason: .localEdit, over: facts.names(pushing: facts.local))
     case (.record, let history?) where facts.lostWrite:
       return .republish(
         stamp: history.stamp, value: facts.local, reason: .storeLostWrite, over: history.foreignAncestors)
     case (.record(let record), let history?) where !facts.localChanged && !facts.remoteChanged:
-      return record.stamp > history.stamp ? .adopt(stamp: record.stamp, over: record.madeOver) : .none
+      return record.stamp > history.stamp ? .adopt(stamp: record.stamp, over: facts.names(taking: record)) : .none
     case (.record, _?) where !facts.remoteChanged:
       return .push(generation: next, value: facts.local, reason: .localEdit, over: facts.names(pushing: facts.local))
     case (.record(let record), let history?) where !facts.localChanged:
       let reason: SyncAction.Reason =
         facts.isForeign ? .foreignWrite : record.generation == history.generation ? .remoteDiffers : .remoteNewer
-      return .pull(stamp: record.stamp, content: record.content, reason: reason, over: record.madeOver)
+      return .pull(stamp: record.stamp, content: record.content, reason: reason, over: facts.names(taking: record))
     case (.record(let record), _?) where facts.sameState:
-      return .adopt(stamp: record.stamp, over: record.madeOver)
+      return .adopt(stamp: record.stamp, over: facts.names(taking: record))
     case (.record(let record), _?):
       return resolveConflict(facts, record: record, context)
     }
@@ -170,7 +170,7 @@ enum Reconciler {
       return .push(
         generation: next, value: facts.local, reason: .conflictLocalWins, over: facts.names(pushing: facts.local))
     case .keepRemote, .usePolicy:
-      return .pull(stamp: record.stamp, content: record.content, reason: .conflictRemoteWins, over: record.madeOver)
+      return .pull(stamp: record.stamp, content: record.content, reason: .conflictRemoteWins, over: facts.names(taking: record))
     case .merged(let value):
       return .push(generation: next, value: value, reason: .resolverMerged, over: facts.names(pushing: value))
     }

@@ -101,13 +101,15 @@ struct ForeignNameTests {
       #expect(
         action
           == .republish(stamp: Stamp(generation: 2, origin: "A"), value: mine, reason: .storeLostWrite, over: [name]))
-      // A state that descends from no foreign value, or from another, orders it by stamp.
+      // A state that descends from no foreign value, or from another, orders it by stamp;
+      // taken, it keeps naming what the state it replaced named.
       for names in [[], [ForeignName(of: .string("another"))]] {
         ledger.madeOver = names
         let pulled = Self.decide(local: mine, store: republished.encoded, ledger: ledger)
         #expect(
           pulled
-            == .pull(stamp: republished.stamp, content: .value(Self.foreign), reason: .remoteNewer, over: [name]))
+            == .pull(
+              stamp: republished.stamp, content: .value(Self.foreign), reason: .remoteNewer, over: [name] + names))
       }
     }
     // The same value written again by a device (not published again) names nothing, and

@@ -3,7 +3,8 @@ import Testing
 
 @testable import Zephyr
 
-/// Randomized multi-device scenarios (issue 5): 3–5 devices on one simulated cloud make
+/// Randomized multi-device scenarios (issue 5): 3–5 devices (6–24 for one seed in 20, which
+/// must agree within devices + 1 rounds and then write nothing for two) on one simulated cloud make
 /// random edits, syncs, uploads, downloads with and without events, replayed events,
 /// relaunches, account switches, foreign writes and crashes; then edits stop and every
 /// device must agree with the server within three rounds, on a state no write overwrote,
@@ -51,7 +52,8 @@ struct ConvergenceTests {
     for seed in Self.seeds(ofBatch: batch) {
       let scenario = Scenario.generate(seed: seed)
       let outcome = ScenarioCheck.run(scenario)
-      ScenarioStatistics.shared.record(outcome, steps: scenario.steps.count)
+      ScenarioStatistics.shared.record(
+        outcome, steps: scenario.steps.count, manyDevices: Scenario.hasManyDevices(seed: seed))
     }
     ScenarioStatistics.shared.batchFinished(of: Self.batchCount)
   }
@@ -84,6 +86,9 @@ final class ScenarioStatistics: Sendable {
     var scenarios = 0
     var steps = 0
     var rounds: [Int: Int] = [:]
+    /// Of the scenarios with 6–24 devices: their count, and rounds to converge.
+    var manyDevices = 0
+    var manyDeviceRounds: [Int: Int] = [:]
     var unconverged = 0
     var crashesStruck = 0
     var overwrittenBeforePush = 0
@@ -94,12 +99,14 @@ final class ScenarioStatistics: Sendable {
 
   private let figures = Locked(Figures())
 
-  func record(_ outcome: ScenarioOutcome, steps: Int) {
+  func record(_ outcome: ScenarioOutcome, steps: Int, manyDevices: Bool = false) {
     figures.withLock { figures in
       figures.scenarios += 1
       figures.steps += steps
+      if manyDevices { figures.manyDevices += 1 }
       if let rounds = outcome.roundsToConverge {
         figures.rounds[rounds, default: 0] += 1
+        if manyDevices { figures.manyDeviceRounds[rounds, default: 0] += 1 }
       } else {
         figures.unconverged += 1
       }
@@ -114,11 +121,14 @@ final class ScenarioStatistics: Sendable {
       figures.batches += 1
       guard figures.batches == total else { return nil }
       let rounds = figures.rounds.keys.sorted().map { "\($0): \(figures.rounds[$0] ?? 0)" }.joined(separator: ", ")
+      let many = figures.manyDeviceRounds.keys.sorted().map { "\($0): \(figures.manyDeviceRounds[$0] ?? 0)" }
+        .joined(separator: ", ")
       return """
         scenarios: \(figures.scenarios), steps: \(figures.steps), crashes struck: \(figures.crashesStruck), \
         edits overwritten before push: \(figures.overwrittenBeforePush), \
         with violations: \(figures.failed), \
         rounds to converge {\(rounds)}, not converged: \(figures.unconverged), \
+        with 6–24 devices: \(figures.manyDevices), rounds {\(many)}, \
         \(String(format: "%.1f", Date().timeIntervalSince(figures.started))) s
         """
     }

@@ -171,6 +171,57 @@ struct InvariantCheckerTests {
     #expect(kinds == [.inventedValue])
   }
 
+  /// One seed in 20 draws 6 to 24 devices; such a scenario runs clean, with its rounds and
+  /// two quiet rounds counted, and a break made on purpose at its end is caught.
+  @Test func aManyDeviceScenarioIsCheckedAndABreakInItCaught() {
+    let seeds = (0..<200).filter { Scenario.hasManyDevices(seed: UInt64($0)) }.map(UInt64.init)
+    let sizes = seeds.map { Scenario.generate(seed: $0).devices.count }
+    #expect(sizes.allSatisfy { (6...24).contains($0) } && sizes.contains { $0 > 12 }, "\(sizes)")
+    #expect(
+      (0..<200).filter { !Scenario.hasManyDevices(seed: UInt64($0)) }.allSatisfy {
+        (3...6).contains(Scenario.generate(seed: UInt64($0)).devices.count)
+      })
+    var scenario = Scenario.generate(seed: 7, stepCount: 40, flavor: Scenario.Flavor())
+    #expect(scenario.devices.count >= 6)
+    let clean = ScenarioRunner.run(scenario)
+    #expect(clean.violations.isEmpty, "\(clean.violations)")
+    #expect((clean.roundsToConverge ?? .max) <= scenario.devices.count + 1)
+    // Every write landed, then a record nobody wrote.
+    scenario.steps += scenario.devices.flatMap { [ScenarioStep.sync($0), .upload($0)] }
+    scenario.steps.append(
+      .tamper("theme", .array([.string("z1"), .integer(1 << 30), .string("A"), .string("nobody wrote this")])))
+    let kinds = Set(ScenarioRunner.run(scenario).violations.map(\.kind))
+    #expect(kinds == [.inventedValue], "\(kinds)")
+  }
+
+  /// Scenarios with strategy keys draw values of the wrong type written to the store under
+  /// them, each followed by an edit that replaces it. While the store holds one, the
+  /// devices agree among themselves and name the key in their status; a device that took
+  /// it would hold a value nobody wrote.
+  @Test func wrongTypeStoreValuesAreDrawnAndChecked() {
+    let drawn = (0..<500).filter { seed in
+      Scenario.generate(seed: UInt64(seed)).steps.contains { if case .wrongTypeInStore = $0 { true } else { false } }
+    }
+    #expect(drawn.count >= 20, "\(drawn.count) of 500 seeds")
+    let agreed: [ScenarioStep] = [
+      .set("A", "k2", seed: 1), .sync("A"), .upload("A"), .download("B", notify: true), .wrongTypeInStore("k2"),
+    ]
+    let blocked = ScenarioRunner.run(Scenario(seed: 0, devices: ["A", "B"], steps: agreed, strategies: ["k2": .set]))
+    #expect(blocked.violations.isEmpty, "\(blocked.violations)")
+    // The next edit replaces it.
+    let edited = ScenarioRunner.run(
+      Scenario(seed: 0, devices: ["A", "B"], steps: agreed + [.set("B", "k2", seed: 2)], strategies: ["k2": .set]))
+    #expect(edited.violations.isEmpty, "\(edited.violations)")
+    // Blocked before B saw A's edit, with no edit after it: the devices disagree, which
+    // the checker reports (the generator follows each such value with an edit).
+    let apart = ScenarioRunner.run(
+      Scenario(
+        seed: 0, devices: ["A", "B"],
+        steps: [.set("A", "k2", seed: 1), .sync("A"), .upload("A"), .wrongTypeInStore("k2")],
+        strategies: ["k2": .set]))
+    #expect(apart.violations.map(\.kind) == [.convergence], "\(apart.violations)")
+  }
+
   @Test func shrinkerKeepsTheStepsThatMatter() {
     var scenario = brokenEngineScenario(bDeletes: true)
     scenario.steps.insert(

@@ -355,6 +355,31 @@ struct ScenarioRegressionTests {
       world: .apple)
   }
 
+  /// Seed 2477 again, found by the soak of the fix above: A edits the foreign value it
+  /// read at g1 (A8, naming it); C's delete from before the foreign write lands over A8 at
+  /// (g2, C) and A takes it (a concurrent write, later by its stamp), forgetting that its
+  /// state had been made over the foreign value; B, which read that value at g3,
+  /// published it again at (g3, B), and A took it back over the delete. A state taken
+  /// over one made over a foreign value now names that value too.
+  @Test func aRecordTakenOverAnEditMadeOverAForeignValueNamesItToo() {
+    expectNoViolation(
+      Scenario(
+        seed: 2477, devices: ["A", "B", "C"],
+        steps: [
+          .set("C", "com.example.size", seed: 529315),
+          .set("B", "ünï", seed: 843751),
+          .remove("C", "com.example.size"),
+          .set("B", "com.example.size", seed: 809464),
+          .upload("B"),
+          .foreignWrite("com.example.size", seed: 999610),
+          .download("A", notify: true),
+          .download("B", notify: true),
+          .set("A", "com.example.size", seed: 712027),
+          .upload("A"),
+        ], strategies: ["k2": .set, "n": .max]),
+      world: .apple)
+  }
+
   /// Seed 3346 (soak of 5,000). As seed 2477 with a delete: B deletes the foreign value it
   /// read at g1 (a tombstone at g2 naming it), and C, which read it at g2, published it
   /// again at (g2, C) when E's older write landed: the delete was undone.

@@ -17,6 +17,13 @@ extension ScenarioRunner {
       let expected: PropertyListValue?
       switch RemoteState(storeValue: server[key]) {
       case .absent: expected = nil
+      case .foreign where scenario.strategies[key] != nil:
+        // A value the strategy cannot merge, no edit replaced: the devices agree among
+        // themselves, each naming the key in its status (see ``ScenarioStep/wrongTypeInStore(_:)``).
+        let (value, blocked) = blockedAgreement(key, locals: locals)
+        state[key] = value
+        problems += blocked
+        continue
       case .foreign(let value): expected = value
       case .record(let record):
         if case .value(let value) = record.content { expected = value } else { expected = nil }
@@ -48,13 +55,40 @@ extension ScenarioRunner {
     return problems.isEmpty ? (state, "") : (nil, problems.joined(separator: "; "))
   }
 
+  /// The value every device holds of strategy key `key` while the store holds a value
+  /// its strategy cannot merge, and what disagrees: the devices' values and merge states
+  /// must be one, and each must name the key in its `status`.
+  private func blockedAgreement(
+    _ key: String, locals: [(String, [String: PropertyListValue])]
+  ) -> (PropertyListValue?, [String]) {
+    var problems: [String] = []
+    let value = locals.first?.1[key]
+    let state = scenario.devices.first.flatMap { name in
+      device(name).coordinator.engine.state.withLock { $0.ledger[key]?.state }
+    }
+    for (name, values) in locals where values[key] != value {
+      problems.append("\(key): the store's value cannot merge, and \(name) holds another value than the first device")
+    }
+    for name in scenario.devices {
+      let coordinator = device(name).coordinator
+      if coordinator.engine.state.withLock({ $0.ledger[key]?.state }) != state {
+        problems.append("\(key): the store's value cannot merge, and \(name)'s merge state is not the first device's")
+      }
+      guard case .strategyCannotMerge? = coordinator.status.refusedKeys[key] else {
+        problems.append("\(key): the store's value cannot merge, and \(name)'s status does not name it")
+        continue
+      }
+    }
+    return (value, problems)
+  }
+
   func finish() {
     for name in scenario.devices where account(name) != SimulatedCloud.defaultAccount {
       execute(.switchAccount(name, to: SimulatedCloud.defaultAccount), at: scenario.steps.count)
     }
     var converged: [String: PropertyListValue?]?
     var disagreement = ""
-    for round in 0...Self.maximumRounds {
+    for round in 0...maximumRounds {
       if round > 0 {
         transcribe("round \(round)") { harness.round() }
         for name in scenario.devices { observe(name) }
@@ -67,14 +101,16 @@ extension ScenarioRunner {
     }
     guard let converged else {
       outcome.violations.append(
-        Violation(kind: .convergence, message: "no agreement after \(Self.maximumRounds) rounds: \(disagreement)"))
+        Violation(kind: .convergence, message: "no agreement after \(maximumRounds) rounds: \(disagreement)"))
       return
     }
-    if let rounds = outcome.roundsToConverge, rounds > Self.promisedRounds {
+    if let rounds = outcome.roundsToConverge, rounds > promisedRounds {
       outcome.violations.append(Violation(kind: .convergence, message: "agreement took \(rounds) rounds"))
     }
 
-    for extra in 1...max(extraRounds, 1) {
+    // Quiet for good: with many devices, two rounds after agreement write nothing.
+    let quietRounds = max(extraRounds, Scenario.hasManyDevices(seed: scenario.seed) ? 2 : 1)
+    for extra in 1...quietRounds {
       let writes = scenario.devices.map { device($0).syncStore.writeCount }
       transcribe("quiet round \(extra)") { harness.round() }
       let after = scenario.devices.map { device($0).syncStore.writeCount }

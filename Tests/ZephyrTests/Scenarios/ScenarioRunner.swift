@@ -18,10 +18,14 @@ import ZephyrTesting
 /// overwriting an older write (see ``TrackedWrite/overwrites``); a value a device holds
 /// across a switch may come back as a new write (``CausalHistory/recordImport(of:by:order:account:)``).
 final class ScenarioRunner {
-  static let maximumRounds = 6
   /// The app extension's process in scenarios with a ``Scenario/widgetHost``.
   static let widget = "W"
-  static let promisedRounds = 3
+  /// The rounds after which every device agrees: three (DESIGN §4), and with k devices
+  /// that may all have edited one strategy key concurrently, k + 1 (the store keeps one
+  /// upload per key per round).
+  var promisedRounds: Int { max(3, scenario.devices.count + 1) }
+  /// The rounds after which a disagreement is reported as no convergence at all.
+  var maximumRounds: Int { max(6, promisedRounds + 3) }
 
   let scenario: Scenario
   let harness: Harness
@@ -261,9 +265,11 @@ final class ScenarioRunner {
       crash(name, before: before, during: operation)
     case .tamper(let key, let value):
       harness.driver.setServerValue(value, forKey: key)
+    case .wrongTypeInStore(let key):
+      harness.driver.setServerValue(.string("wrong type \(index)"), forKey: key)
     }
     switch step {
-    case .set, .remove, .foreignWrite, .foreignRemove, .tamper: break
+    case .set, .remove, .foreignWrite, .foreignRemove, .wrongTypeInStore, .tamper: break
     // An upload reports nothing to the uploader on the key-value store; on CloudKit a
     // save that lost to another device's comes back as a serverChange, merged at once.
     case .upload(let name): if harness.backend == .cloudKit { observe(name) }

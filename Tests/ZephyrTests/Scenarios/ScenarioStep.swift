@@ -44,6 +44,11 @@ enum ScenarioStep: Sendable, Equatable, CustomStringConvertible {
   case foreignWrite(String, seed: UInt64)
   /// A foreign writer removes the server value.
   case foreignRemove(String)
+  /// Other code writes to the default account's server a value the key's strategy cannot
+  /// merge (a string under a collection or a number): no device takes it (its `status`
+  /// names the key), and the next local edit replaces it. Tracked as no write: a device
+  /// that took it would hold a value nobody wrote.
+  case wrongTypeInStore(String)
   /// The operation crashes before its `before`-th write; the device then restarts.
   case crash(String, before: Int, during: Operation)
   /// Writes `value` straight to the server as no tracked writer: a stand-in for a broken
@@ -65,6 +70,7 @@ enum ScenarioStep: Sendable, Equatable, CustomStringConvertible {
     case .restart(let device): ".restart(\"\(device)\")"
     case .foreignWrite(let key, let seed): ".foreignWrite(\"\(key)\", seed: \(seed))"
     case .foreignRemove(let key): ".foreignRemove(\"\(key)\")"
+    case .wrongTypeInStore(let key): ".wrongTypeInStore(\"\(key)\")"
     case .crash(let device, let before, let operation):
       ".crash(\"\(device)\", before: \(before), during: \(operation))"
     case .tamper(let key, let value): ".tamper(\"\(key)\", \(value))"
@@ -78,7 +84,7 @@ enum ScenarioStep: Sendable, Equatable, CustomStringConvertible {
       .syncKeys(let device, _), .download(let device, _), .event(let device, _, _),
       .switchAccount(let device, _), .restart(let device), .crash(let device, _, _):
       device
-    case .upload, .foreignWrite, .foreignRemove, .tamper:
+    case .upload, .foreignWrite, .foreignRemove, .wrongTypeInStore, .tamper:
       nil
     }
   }
@@ -125,12 +131,22 @@ struct Scenario: Sendable, CustomStringConvertible {
           .joined(separator: ", ") + "]") + ")"
   }
 
-  /// The scenario that seed `seed` generates: 3–5 devices and `stepCount` steps (by
-  /// default 50–150), in the given flavor (by default one derived from the seed).
+  /// The device names a scenario draws from: up to 24 (`W` is the app extension).
+  static let deviceNames = (Array("ABCDEFGHIJKLMNOPQRSTUV") + ["X", "Y"]).map(String.init)
+
+  /// Whether seed `seed` draws many devices (6–24, one seed in ``manyDevicesShare``).
+  static func hasManyDevices(seed: UInt64) -> Bool { seed % manyDevicesShare == 7 }
+  static let manyDevicesShare: UInt64 = 20
+
+  /// The scenario that seed `seed` generates: 3–5 devices (6–24 for one seed in
+  /// ``manyDevicesShare``) and `stepCount` steps (by default 50–150), in the given flavor
+  /// (by default one derived from the seed).
   static func generate(seed: UInt64, stepCount: Int? = nil, flavor: Flavor? = nil) -> Scenario {
     var random = SeededGenerator(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1)
     let flavor = flavor ?? Flavor(accountSwitches: seed % 4 == 1, crashes: seed % 3 == 2, foreignWrites: seed % 5 != 0)
-    var devices = Array(["A", "B", "C", "D", "E"].prefix(Int.random(in: 3...5, using: &random)))
+    let deviceCount = Int.random(in: 3...5, using: &random)
+    var devices = Array(
+      deviceNames.prefix(hasManyDevices(seed: seed) ? Int.random(in: 6...24, using: &random) : deviceCount))
     // One scenario in five (without account switches) has an app extension on the first
     // device's app-group suite: the process `W`.
     let widgetHost = seed % 5 == 3 && !flavor.accountSwitches ? devices.first : nil
@@ -145,8 +161,12 @@ struct Scenario: Sendable, CustomStringConvertible {
       var pick = SeededGenerator(seed: seed &+ 0x5EED)
       for key in strategyKeys { strategies[key] = ScenarioStrategy.allCases.randomElement(using: &pick) }
     }
-    // Foreign writers (an old app version) write last-writer-wins keys only.
+    // Foreign writers (an old app version) write last-writer-wins keys only; other code
+    // writes values of the wrong type under strategy keys (not `.custom`, which takes
+    // any value), each followed by an edit of the key that replaces it.
     let foreignKeys = keys.filter { strategies[$0] == nil }
+    let typedKeys = keys.filter { strategies[$0].map { $0 != .custom } ?? false }
+    let newInstall = seed % 3 == 0 ? devices.first : nil
     func someKeys() -> [String] {
       keys.filter { _ in Bool.random(using: &random) }
     }
@@ -168,7 +188,12 @@ struct Scenario: Sendable, CustomStringConvertible {
       case 89..<92: steps.append(.restart(device))
       case 92..<95 where flavor.foreignWrites:
         let target = foreignKeys.contains(key) ? key : foreignKeys.randomElement(using: &random) ?? key
-        if roll == 94 {
+        let editors = devices.filter { $0 != newInstall && accounts[$0] == .default }
+        if roll == 93, typedKeys.contains(key), let editor = editors.randomElement(using: &random) {
+          steps += [
+            .wrongTypeInStore(key), .set(editor, key, seed: random.next() % 1_000_000), .sync(editor), .upload(editor),
+          ]
+        } else if roll == 94 {
           steps.append(.foreignRemove(target))
         } else {
           steps.append(.foreignWrite(target, seed: random.next() % 1_000_000))
@@ -192,7 +217,7 @@ struct Scenario: Sendable, CustomStringConvertible {
     }
     // One scenario in three has a new install among its devices.
     return Scenario(
-      seed: seed, devices: devices, steps: steps, newInstall: seed % 3 == 0 ? devices.first : nil,
+      seed: seed, devices: devices, steps: steps, newInstall: newInstall,
       widgetHost: widgetHost, strategies: strategies)
   }
 }
