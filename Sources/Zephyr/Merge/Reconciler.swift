@@ -113,13 +113,15 @@ enum Reconciler {
     case (.absent, _):
       return .none
     case (.record(let record), nil) where facts.local == nil:
-      return .pull(stamp: record.stamp, content: record.content, reason: .remoteNewer, over: facts.names(taking: record))
+      return .pull(
+        stamp: record.stamp, content: record.content, reason: .remoteNewer, over: facts.names(taking: record))
     case (.record(let record), nil) where facts.sameState:
       return .adopt(stamp: record.stamp, over: facts.names(taking: record))
     case (.record(let record), nil) where facts.isForeign:
       return resolveConflict(facts, record: record, context)
     case (.record(let record), nil):
-      return .pull(stamp: record.stamp, content: record.content, reason: .cloudHistory, over: facts.names(taking: record))
+      return .pull(
+        stamp: record.stamp, content: record.content, reason: .cloudHistory, over: facts.names(taking: record))
     case (.record, _?) where facts.lostWrite && facts.localChanged:
       return .push(generation: next, value: facts.local, reason: .localEdit, over: facts.names(pushing: facts.local))
     case (.record, let history?) where facts.lostWrite:
@@ -170,7 +172,8 @@ enum Reconciler {
       return .push(
         generation: next, value: facts.local, reason: .conflictLocalWins, over: facts.names(pushing: facts.local))
     case .keepRemote, .usePolicy:
-      return .pull(stamp: record.stamp, content: record.content, reason: .conflictRemoteWins, over: facts.names(taking: record))
+      return .pull(
+        stamp: record.stamp, content: record.content, reason: .conflictRemoteWins, over: facts.names(taking: record))
     case .merged(let value):
       return .push(generation: next, value: value, reason: .resolverMerged, over: facts.names(pushing: value))
     }
