@@ -228,5 +228,13 @@ struct ForeignNameTests {
       #expect(try bytes(named) - bytes(plain) == 7)
       #expect(named.encoded.estimatedBinaryPlistSize - plain.encoded.estimatedBinaryPlistSize == 7)
     }
+    // Each further name (an edit that descends from several foreign values) costs 7 more,
+    // and their array 3: 17 bytes for two, 31 for the most, four.
+    for count in 2...ForeignName.maximumNamed {
+      var named = plain
+      named.madeOver = (0..<count).map { ForeignName(rawValue: 0x8000_0000 + UInt32($0)) }
+      #expect(try bytes(named) - bytes(plain) == 3 + 7 * count, "\(count) names")
+      #expect(named.encoded.estimatedBinaryPlistSize == (try bytes(named)), "\(count) names")
+    }
   }
 }
