@@ -45,7 +45,7 @@ enum ScenarioStep: Sendable, Equatable, CustomStringConvertible {
   /// A foreign writer removes the server value.
   case foreignRemove(String)
   /// Other code writes to the default account's server a value the key's strategy cannot
-  /// merge (a string under a collection or a number): no device takes it (its `status`
+  /// merge (a string under a collection key): no device takes it (its `status`
   /// names the key), and the next local edit replaces it. Tracked as no write: a device
   /// that took it would hold a value nobody wrote.
   case wrongTypeInStore(String)
@@ -162,10 +162,11 @@ struct Scenario: Sendable, CustomStringConvertible {
       for key in strategyKeys { strategies[key] = ScenarioStrategy.allCases.randomElement(using: &pick) }
     }
     // Foreign writers (an old app version) write last-writer-wins keys only; other code
-    // writes values of the wrong type under strategy keys (not `.custom`, which takes
-    // any value), each followed by an edit of the key that replaces it.
+    // writes values of the wrong type under collection keys (a string where `.set`,
+    // `.union` or `.dictionary` merge arrays or dictionaries; `.max`, `.min` and `.custom`
+    // merge any value), each followed by an edit of the key that replaces it.
     let foreignKeys = keys.filter { strategies[$0] == nil }
-    let typedKeys = keys.filter { strategies[$0].map { $0 != .custom } ?? false }
+    let typedKeys = keys.filter { strategies[$0]?.isCollection == true }
     let newInstall = seed % 3 == 0 ? devices.first : nil
     func someKeys() -> [String] {
       keys.filter { _ in Bool.random(using: &random) }
