@@ -65,17 +65,7 @@ struct ConvergenceTests {
   @Test(arguments: 0..<batchCount)
   func randomScenariosConvergeOverCloudKit(batch: Int) {
     for seed in Self.seeds(ofBatch: batch) where seed % UInt64(Self.cloudKitShare) == 1 {
-      let scenario = Scenario.generate(seed: seed)
-      guard scenario.steps.contains(where: { if case .wrongTypeInStore = $0 { true } else { false } }) else {
-        ScenarioCheck.run(scenario, backend: .cloudKit)
-        continue
-      }
-      // Open (seeds 69, 821, 1917): over CloudKit the edit that follows a value of the
-      // wrong type under a collection key does not always replace it, and the devices
-      // then disagree, or a removal is undone.
-      withKnownIssue("CloudKit: the next edit does not replace a wrong-type value", isIntermittent: true) {
-        ScenarioCheck.run(scenario, backend: .cloudKit)
-      }
+      ScenarioCheck.run(Scenario.generate(seed: seed), backend: .cloudKit)
     }
   }
 

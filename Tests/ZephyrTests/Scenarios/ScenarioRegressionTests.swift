@@ -541,4 +541,42 @@ struct ScenarioRegressionTests {
           .set("C", "com.example.size", seed: 884819),
         ]))
   }
+
+  /// CloudKit seeds 69, 821 and 1917, shrunk. Other code writes a string into the store
+  /// under a `.union` key; B then edits the key. The key-value store takes B's record over
+  /// the string, but over CloudKit B's save was refused over the server's string, B took
+  /// it back as a server change and refused it, so B's edit never reached the server.
+  /// Fixed: a strategy record whose save is refused over a value its strategy cannot
+  /// merge is sent again over it.
+  @Test func anEditReplacesAWrongTypeValueOverCloudKit() {
+    expectNoViolation(
+      Scenario(
+        seed: 69, devices: ["A", "B"],
+        steps: [.wrongTypeInStore("n"), .set("B", "n", seed: 1_234), .sync("B"), .upload("B")],
+        strategies: ["n": .union]),
+      world: .apple, backend: .cloudKit)
+  }
+
+  /// CloudKit seed 1917, shrunk, once a wrong-type value no longer blocked the key. A
+  /// merged C's entry `c` of a `.dictionary` key; the store then held a string, and A
+  /// changed accounts, so with no history A uploaded the entries it held as its own
+  /// write, concurrent with C's removal of the key. Both entries stay (a put concurrent
+  /// with a removal is kept). The engine was right: the checker judged entry `c` by C's
+  /// first write of it alone, which C's removal follows, and not also by A's upload.
+  @Test func anEntryUploadedAgainAfterAnAccountChangeOutlivesAConcurrentRemoval() {
+    expectNoViolation(
+      Scenario(
+        seed: 1_917, devices: ["A", "C"],
+        steps: [
+          .set("C", "k2", seed: 199906),
+          .download("A", notify: true),
+          .set("A", "k2", seed: 579900),
+          .upload("C"),
+          .upload("A"),
+          .wrongTypeInStore("k2"),
+          .switchAccount("A", to: "default"),
+          .remove("C", "k2"),
+        ], newInstall: "A", strategies: ["k2": .dictionary, "n": .set]),
+      world: .apple, backend: .cloudKit)
+  }
 }

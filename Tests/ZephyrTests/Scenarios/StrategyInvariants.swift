@@ -118,14 +118,17 @@ extension CausalHistory {
         armed.first { write.keyClock.precedes($0.write.keyClock) }?.write
       }
       if let entry = held[name] {
-        guard let source = changed.first(where: { $0.entry == entry }) else {
+        // (Several changes may set the same value: an upload after an account change
+        // sets again what the device held. The entry is legitimate while one of them is.)
+        let sources = changed.filter { $0.entry == entry }
+        guard let source = sources.first else {
           found.append(
             Violation(
               kind: .inventedValue, key: key,
               message: "\(key)[\(name)] holds \(entry.logDescription), which nobody wrote"))
           continue
         }
-        if let later = overwriter(of: source.write) {
+        if sources.allSatisfy({ overwriter(of: $0.write) != nil }), let later = overwriter(of: source.write) {
           found.append(
             Violation(
               kind: .legitimacy, key: key,

@@ -10,7 +10,8 @@ extension CloudKitStoreRuntime {
   ///   reported as a `serverChange`; the coordinator merges it and writes the result.
   ///   A server version that is a foreign value (no Zephyr record) is not merged: a
   ///   last-writer-wins record is sent again over it, naming it (see ``ForeignName``),
-  ///   so every device that took the foreign value takes the record too.
+  ///   so every device that took the foreign value takes the record too; so is a
+  ///   strategy record whose strategy cannot merge it (a value of the wrong type).
   /// - `quotaExceeded`: kept, reported as a `quotaViolation`, and held for a backoff that
   ///   doubles up to an hour (never retried in a loop).
   /// - `zoneNotFound`: the zone is created again and every value is sent again.
@@ -80,19 +81,28 @@ extension CloudKitStoreRuntime {
     return effects
   }
 
-  /// When the server's version is a foreign value and the unsent change is a
-  /// last-writer-wins record: the change names the foreign value and is sent again over
-  /// the server's version. Returns whether it was.
+  /// When the server's version is a foreign value, the unsent change is sent again over
+  /// it, as the key-value store would have written it over it. Returns whether it was.
+  /// - A last-writer-wins record names the foreign value (see ``ForeignName``).
+  /// - A strategy record is sent as it is when its strategy cannot merge the foreign
+  ///   value (a string under a `.set` key): the edit replaces it. A value it can merge
+  ///   (a number under `.max`) is taken as a server change instead, and merged.
   private mutating func resendOverForeignValue(_ server: MirrorRecord) -> Bool {
     let name = server.recordName
     guard let change = saved.pending[name], let record = change.value,
-      case .foreign(let foreign)? = CloudKitPayload.decode(server.payload).map(RemoteState.init(storeValue:)),
-      let named = SyncRecord.stored(record, madeOver: ForeignName(of: foreign))
+      case .foreign(let foreign)? = CloudKitPayload.decode(server.payload).map(RemoteState.init(storeValue:))
     else { return false }
-    saved.server[name] = server
-    saved.pending[name]?.value = named
-    values[change.key] = named
-    return true
+    switch RemoteState(storeValue: record) {
+    case .replica(let replica) where !replica.state.kind.canMerge(foreign):
+      saved.server[name] = server
+      return true
+    default:
+      guard let named = SyncRecord.stored(record, madeOver: ForeignName(of: foreign)) else { return false }
+      saved.server[name] = server
+      saved.pending[name]?.value = named
+      values[change.key] = named
+      return true
+    }
   }
 
   /// The zone is gone, and every record in it: create it again, send everything again.
