@@ -247,6 +247,23 @@ struct CausalHistory {
     contested.insert(id)
   }
 
+  /// The tombstone lifetime passed: a device's sync may collect a deletion's tombstone
+  /// from the store, and a device that never saw the deletion, still holding a value of
+  /// its key, then uploads that value again (the documented limit of collected
+  /// deletions). So each delete that a device in `holding` (in the delete's account) has
+  /// not seen may be undone. Deletes every such device saw keep their guarantee.
+  mutating func tombstonesExpired(holding: [(device: String, key: String, account: String)]) {
+    for (device, key, account) in holding {
+      let seen = keyClocks[Self.clockOwner(device, key: key)]?[key] ?? VectorClock()
+      for delete in writesByKey[key] ?? []
+      where delete.isDelete && !delete.isForeign && delete.overwrites && delete.account == account
+        && delete.keyClock != seen && !delete.keyClock.precedes(seen)
+      {
+        disarm(delete.id)
+      }
+    }
+  }
+
   /// A write that may not overwrite after all (see ``TrackedWrite/overwrites``).
   mutating func disarm(_ id: String) {
     setOverwrites(id, false)

@@ -46,6 +46,11 @@ final class ScenarioRunner {
   let verbose: Bool
   let extraRounds: Int
 
+  /// Seconds on every device's clock (one counter, ticking at each reading).
+  private let ticks = Locked(0.0)
+  /// The default tombstone lifetime; a ``ScenarioStep/passTime`` step passes it.
+  static let tombstoneLifetime: TimeInterval = 30 * 24 * 60 * 60
+
   private init(
     _ scenario: Scenario, verbose: Bool, extraRounds: Int, suitePrefix: String, world: World, backend: Backend
   ) {
@@ -54,7 +59,7 @@ final class ScenarioRunner {
     self.scenario = scenario
     self.verbose = verbose
     // Tombstone dates come from one counter, so every tombstone is told apart.
-    let ticks = Locked(0.0)
+    let ticks = self.ticks
     let clock: @Sendable () -> Date = {
       ticks.withLock { tick in
         tick += 1
@@ -72,7 +77,7 @@ final class ScenarioRunner {
         if shared { configuration.sharedByProcesses = true }
         configuration.mergeStrategies = scenario.strategies.mapValues(\.merge)
         configuration.clock = clock
-        configuration.tombstoneLifetime = nil
+        configuration.tombstoneLifetime = Self.tombstoneLifetime
         configuration.debugEnabled = verbose
       }
       accounts[name] = SimulatedCloud.defaultAccount
@@ -267,9 +272,20 @@ final class ScenarioRunner {
       harness.driver.setServerValue(value, forKey: key)
     case .wrongTypeInStore(let key):
       harness.driver.setServerValue(.string("wrong type \(index)"), forKey: key)
+    case .passTime:
+      ticks.withLock { $0 += Self.tombstoneLifetime + 24 * 60 * 60 }
+      // A tombstone collected from now on no longer defends its delete against a device
+      // that never saw it and still holds a value.
+      var holding: [(device: String, key: String, account: String)] = []
+      for name in scenario.devices.sorted() {
+        for key in scenario.keys where known[name]?[key] != nil {
+          holding.append((name, key, accounts[name] ?? SimulatedCloud.defaultAccount))
+        }
+      }
+      history.tombstonesExpired(holding: holding)
     }
     switch step {
-    case .set, .remove, .foreignWrite, .foreignRemove, .wrongTypeInStore, .tamper: break
+    case .set, .remove, .foreignWrite, .foreignRemove, .wrongTypeInStore, .passTime, .tamper: break
     // An upload reports nothing to the uploader on the key-value store; on CloudKit a
     // save that lost to another device's comes back as a serverChange, merged at once.
     case .upload(let name): if harness.backend == .cloudKit { observe(name) }

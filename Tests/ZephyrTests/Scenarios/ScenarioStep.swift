@@ -49,6 +49,11 @@ enum ScenarioStep: Sendable, Equatable, CustomStringConvertible {
   /// names the key), and the next local edit replaces it. Tracked as no write: a device
   /// that took it would hold a value nobody wrote.
   case wrongTypeInStore(String)
+  /// More than the tombstone lifetime (30 days) passes on every device's clock: the next
+  /// sync of a device that agreed on a deletion collects its tombstone (or its strategy
+  /// key's deleted record) from the store. A device that had not seen the deletion and
+  /// still holds the value may then upload it again, the documented limit.
+  case passTime
   /// The operation crashes before its `before`-th write; the device then restarts.
   case crash(String, before: Int, during: Operation)
   /// Writes `value` straight to the server as no tracked writer: a stand-in for a broken
@@ -71,6 +76,7 @@ enum ScenarioStep: Sendable, Equatable, CustomStringConvertible {
     case .foreignWrite(let key, let seed): ".foreignWrite(\"\(key)\", seed: \(seed))"
     case .foreignRemove(let key): ".foreignRemove(\"\(key)\")"
     case .wrongTypeInStore(let key): ".wrongTypeInStore(\"\(key)\")"
+    case .passTime: ".passTime"
     case .crash(let device, let before, let operation):
       ".crash(\"\(device)\", before: \(before), during: \(operation))"
     case .tamper(let key, let value): ".tamper(\"\(key)\", \(value))"
@@ -84,7 +90,7 @@ enum ScenarioStep: Sendable, Equatable, CustomStringConvertible {
       .syncKeys(let device, _), .download(let device, _), .event(let device, _, _),
       .switchAccount(let device, _), .restart(let device), .crash(let device, _, _):
       device
-    case .upload, .foreignWrite, .foreignRemove, .wrongTypeInStore, .tamper:
+    case .upload, .foreignWrite, .foreignRemove, .wrongTypeInStore, .passTime, .tamper:
       nil
     }
   }
@@ -100,6 +106,8 @@ struct Scenario: Sendable, CustomStringConvertible {
     var accountSwitches = false
     var crashes = false
     var foreignWrites = true
+    /// Time passes beyond the tombstone lifetime (``ScenarioStep/passTime``).
+    var passesTime = false
   }
 
   var seed: UInt64
@@ -143,7 +151,11 @@ struct Scenario: Sendable, CustomStringConvertible {
   /// (by default one derived from the seed).
   static func generate(seed: UInt64, stepCount: Int? = nil, flavor: Flavor? = nil) -> Scenario {
     var random = SeededGenerator(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1)
-    let flavor = flavor ?? Flavor(accountSwitches: seed % 4 == 1, crashes: seed % 3 == 2, foreignWrites: seed % 5 != 0)
+    let flavor =
+      flavor
+      ?? Flavor(
+        accountSwitches: seed % 4 == 1, crashes: seed % 3 == 2, foreignWrites: seed % 5 != 0,
+        passesTime: seed % 7 == 3)
     let deviceCount = Int.random(in: 3...5, using: &random)
     var devices = Array(
       deviceNames.prefix(hasManyDevices(seed: seed) ? Int.random(in: 6...24, using: &random) : deviceCount))
@@ -199,6 +211,7 @@ struct Scenario: Sendable, CustomStringConvertible {
         } else {
           steps.append(.foreignWrite(target, seed: random.next() % 1_000_000))
         }
+      case 96..<100 where flavor.passesTime: steps.append(.passTime)
       case 95..<98 where flavor.accountSwitches:
         let target = accounts[device] == .default ? SimulatedAccount.other : .default
         accounts[device] = target
