@@ -167,7 +167,7 @@ extension EngineState {
       return
     }
     plan.pulls += 1
-    let entry = LedgerEntry(stamp: stamp, agreed: LedgerEntry.Agreed(content), madeOver: record.madeOver)
+    let entry = LedgerEntry(agreeingWith: record)
     let log = LogLine(
       "pull \(key) g\(stamp.generation) ", value: content.logDescription, isValue: content.value != nil,
       " (\(reason.rawValue))")

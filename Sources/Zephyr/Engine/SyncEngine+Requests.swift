@@ -225,8 +225,7 @@ extension SyncEngine {
         guard case .written = typed[key], case .record(let record) = RemoteState(storeValue: remote[key]) else {
           continue
         }
-        state.setLedger(
-          key, LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content), madeOver: record.madeOver))
+        state.setLedger(key, LedgerEntry(agreeingWith: record))
       }
     }
     reconcile(keys, local: local, remote: remote, policy: .preferLocal, &effects)

@@ -100,6 +100,12 @@ struct LedgerEntry: Sendable, Equatable {
     self.madeOver = madeOver
   }
 
+  /// The history of a device that agreed on `record`: its stamp, its content and the
+  /// foreign values it names.
+  init(agreeingWith record: SyncRecord) {
+    self.init(stamp: record.stamp, agreed: Agreed(record.content), madeOver: record.madeOver)
+  }
+
   /// Whether a local value (or its absence) is the agreed state.
   func agrees(with local: PropertyListValue?) -> Bool {
     agreed == Agreed(local)

@@ -101,7 +101,7 @@ extension Reconciler {
     ) -> LedgerEntry? {
       guard let ownOrigin, record.origin == ownOrigin, local != nil, ledger.map({ record.stamp > $0.stamp }) ?? true
       else { return nil }
-      return LedgerEntry(stamp: record.stamp, agreed: LedgerEntry.Agreed(record.content), madeOver: record.madeOver)
+      return LedgerEntry(agreeingWith: record)
     }
 
     /// Whether `record`, another state than the agreed one, comes later in the order of
