@@ -579,4 +579,59 @@ struct ScenarioRegressionTests {
         ], newInstall: "A", strategies: ["k2": .dictionary, "n": .set]),
       world: .apple, backend: .cloudKit)
   }
+
+  /// Seed 4945 (CloudKit), shrunk. A deletes a key and time passes beyond the tombstone
+  /// lifetime; the devices agree at once, and the first round after agreement collects the
+  /// tombstone. The engine was right (a collection changes no device's value); the
+  /// quiet check counted the removal as a write.
+  @Test(arguments: [Backend.keyValue, .cloudKit])
+  func collectingATombstoneAfterAgreementIsQuiet(backend: Backend) {
+    expectNoViolation(
+      Scenario(seed: 4_945, devices: ["A"], steps: [.set("A", "ünï", seed: 389333), .remove("A", "ünï"), .passTime]),
+      world: .apple, backend: backend)
+  }
+
+  /// CloudKit seed 3677, shrunk. B's write B0 of `theme` reached the server, and a
+  /// foreign writer removed it; D, having seen B's later write of `n`, deleted `theme`,
+  /// then took a foreign value written over its queued delete. B, which saw the key
+  /// absent, published B0 again; its save was refused over the foreign value, and the
+  /// runtime sent it again naming that value, as if B0 had been made over it: D took it,
+  /// and B0 came back over D's delete. Fixed: a record published again (at or below a
+  /// generation the server confirmed for it) gives way to a foreign value instead, as
+  /// the engine does when it sees one; only a new write is sent again over it, naming it.
+  @Test func aRecordPublishedAgainGivesWayToAForeignValueOverCloudKit() {
+    expectNoViolation(
+      Scenario(
+        seed: 3_677, devices: ["B", "D"],
+        steps: [
+          .set("B", "theme", seed: 234547),
+          .set("B", "n", seed: 876375),
+          .set("D", "theme", seed: 459417),
+          .upload("B"),
+          .foreignRemove("theme"),
+          .download("B", notify: false),
+          .download("D", notify: true),
+          .remove("D", "theme"),
+          .foreignWrite("theme", seed: 296960),
+          .download("D", notify: true),
+          .sync("B"),
+        ], strategies: ["k2": .min, "n": .min]),
+      world: .apple, backend: .cloudKit)
+    // Seed 4973, shrunk: the same, with an edit in place of the delete. D publishes D0
+    // again over the foreign value A took after editing over D0.
+    expectNoViolation(
+      Scenario(
+        seed: 4_973, devices: ["A", "D"],
+        steps: [
+          .set("D", "theme", seed: 742567),
+          .upload("D"),
+          .download("A", notify: true),
+          .foreignRemove("theme"),
+          .download("D", notify: true),
+          .set("A", "theme", seed: 711355),
+          .foreignWrite("theme", seed: 564768),
+          .download("A", notify: true),
+        ], strategies: ["k2": .max, "n": .set]),
+      world: .apple, backend: .cloudKit)
+  }
 }

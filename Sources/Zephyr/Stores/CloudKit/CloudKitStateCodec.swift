@@ -32,6 +32,11 @@ enum CloudKitStateCodec {
     LedgerCodec.appendWord(state.quotaBackoff.bitPattern, to: &bytes)
     bytes.append(state.lastReset.map { resetCodes[$0.reason] ?? 0 } ?? 0)
     LedgerCodec.appendWord((state.lastReset?.date.timeIntervalSince1970 ?? 0).bitPattern, to: &bytes)
+    LedgerCodec.appendWord(UInt64(state.generations.count), to: &bytes)
+    for (name, generation) in state.generations.sorted(by: { $0.key < $1.key }) {
+      LedgerCodec.appendString(name, to: &bytes)
+      LedgerCodec.appendWord(generation, to: &bytes)
+    }
     LedgerCodec.appendWord(LedgerCodec.checksum(bytes), to: &bytes)
     return Data(bytes)
   }
@@ -78,6 +83,10 @@ enum CloudKitStateCodec {
         throw LedgerError.corrupt("unknown reset")
       }
       state.lastReset = StoreReset(reason: reason, date: resetDate)
+    }
+    for _ in 0..<(try count(from: &reader)) {
+      let name = try reader.string()
+      state.generations[name] = try reader.word()
     }
     guard reader.isAtEnd else { throw LedgerError.corrupt("trailing bytes") }
     return state

@@ -26,6 +26,7 @@ extension CloudKitStoreRuntime {
     for record in sent.saved {
       let name = record.recordName
       saved.server[name] = record
+      confirm(name, CloudKitPayload.decode(record.payload))
       saved.quotaBackoff = CloudKitStoreState.initialQuotaBackoff
       if let change = saved.pending[name], change.sequence == inFlight[name] { saved.pending[name] = nil }
       inFlight[name] = nil
@@ -83,7 +84,9 @@ extension CloudKitStoreRuntime {
 
   /// When the server's version is a foreign value, the unsent change is sent again over
   /// it, as the key-value store would have written it over it. Returns whether it was.
-  /// - A last-writer-wins record names the foreign value (see ``ForeignName``).
+  /// - A new last-writer-wins record names the foreign value (see ``ForeignName``). One
+  ///   the server had before (published again after the store lost it) is no write made
+  ///   over the foreign value: it gives way, and the foreign value is taken.
   /// - A strategy record is sent as it is when its strategy cannot merge the foreign
   ///   value (a string under a `.set` key): the edit replaces it. A value it can merge
   ///   (a number under `.max`) is taken as a server change instead, and merged.
@@ -97,7 +100,11 @@ extension CloudKitStoreRuntime {
       saved.server[name] = server
       return true
     default:
-      guard let named = SyncRecord.stored(record, madeOver: ForeignName(of: foreign)) else { return false }
+      // A write the server had, published again (the store lost it): it gives way to the
+      // foreign value, which the coordinator then takes, as it does one it reads.
+      guard let generation = Self.generation(of: record), generation > saved.generations[name] ?? 0,
+        let named = SyncRecord.stored(record, madeOver: ForeignName(of: foreign))
+      else { return false }
       saved.server[name] = server
       saved.pending[name]?.value = named
       values[change.key] = named

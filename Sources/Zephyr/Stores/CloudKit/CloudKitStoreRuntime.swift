@@ -230,7 +230,24 @@ struct CloudKitStoreRuntime {
     }
     let before = values[record.key]
     values[record.key] = CloudKitPayload.decode(record.payload)
+    confirm(name, values[record.key])
     return before != values[record.key]
+  }
+
+  /// Notes the generation of a Zephyr record the server confirmed under `name` (see
+  /// ``CloudKitStoreState/generations``).
+  mutating func confirm(_ name: String, _ value: PropertyListValue?) {
+    guard let generation = Self.generation(of: value), generation > saved.generations[name] ?? 0 else { return }
+    saved.generations[name] = generation
+  }
+
+  /// The generation of a Zephyr record; `nil` for any other value.
+  static func generation(of value: PropertyListValue?) -> UInt64? {
+    switch RemoteState(storeValue: value) {
+    case .record(let record): record.stamp.generation
+    case .replica(let record): record.stamp.generation
+    default: nil
+    }
   }
 
   private mutating func fetchCompleted() -> CloudKitEffects {

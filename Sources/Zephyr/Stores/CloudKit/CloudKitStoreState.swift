@@ -17,6 +17,10 @@ package struct CloudKitStoreState: Sendable, Equatable {
   package var engineState: Data?
   /// The last version of each record the server confirmed (saved or fetched), by name.
   package var server: [String: MirrorRecord] = [:]
+  /// Per record name, the highest generation of a Zephyr record of it that the server
+  /// confirmed (saved or fetched). An unsent record at or below it publishes again a
+  /// write the server had; one above it is a new write.
+  package var generations: [String: UInt64] = [:]
   /// Unsent changes, by record name.
   package var pending: [String: Pending] = [:]
   /// The last write's number.

@@ -250,6 +250,7 @@ struct SimulatedCloudKitRuleTests {
     state.sequence = 4
     state.hasFetched = true
     state.quotaRetryDate = Date(timeIntervalSince1970: 1_000.5)
+    state.generations = ["k": 12, "h-x": UInt64.max - 1]
     #expect(try CloudKitStateCodec.decode(CloudKitStateCodec.encode(state)) == state)
     for reason in StoreReset.Reason.allCases {
       state.lastReset = StoreReset(reason: reason, date: Date(timeIntervalSince1970: 2_000.25))
