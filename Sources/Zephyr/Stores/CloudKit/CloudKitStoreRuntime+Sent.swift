@@ -8,10 +8,11 @@ extension CloudKitStoreRuntime {
   ///   write replaced it meanwhile.
   /// - `serverRecordChanged`: the server's version becomes the key's value and is
   ///   reported as a `serverChange`; the coordinator merges it and writes the result.
-  ///   A server version that is a foreign value (no Zephyr record) is not merged: a
+  ///   A server version that is a foreign value (no Zephyr record) is not merged: a new
   ///   last-writer-wins record is sent again over it, naming it (see ``ForeignName``),
   ///   so every device that took the foreign value takes the record too; so is a
-  ///   strategy record whose strategy cannot merge it (a value of the wrong type).
+  ///   strategy record whose strategy cannot merge it (a value of the wrong type). A
+  ///   record published again gives way to it (see `resendOverForeignValue`).
   /// - `quotaExceeded`: kept, reported as a `quotaViolation`, and held for a backoff that
   ///   doubles up to an hour (never retried in a loop).
   /// - `zoneNotFound`: the zone is created again and every value is sent again.
