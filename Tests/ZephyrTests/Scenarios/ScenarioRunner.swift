@@ -78,6 +78,10 @@ final class ScenarioRunner {
         configuration.mergeStrategies = scenario.strategies.mapValues(\.merge)
         configuration.clock = clock
         configuration.tombstoneLifetime = Self.tombstoneLifetime
+        // One synchronize() per batch that wrote: a deferred call arms a timer of real
+        // time, which (over CloudKit) hands the queued changes to the sync engine again
+        // at a moment of the system's choosing, so a slow run could differ from a fast one.
+        configuration.synchronizeInterval = 0
         configuration.debugEnabled = verbose
       }
       accounts[name] = SimulatedCloud.defaultAccount
