@@ -100,16 +100,17 @@ extension CloudKitStoreRuntime {
     case .replica(let replica) where !replica.state.kind.canMerge(foreign):
       saved.server[name] = server
       return true
-    default:
-      // A write the server had, published again (the store lost it): it gives way to the
-      // foreign value, which the coordinator then takes, as it does one it reads.
-      guard let generation = Self.generation(of: record), generation > saved.generations[name] ?? 0,
-        let named = SyncRecord.stored(record, madeOver: ForeignName(of: foreign))
-      else { return false }
+    // (At or below the generation the server confirmed, a record is a write the server
+    // had, published again: it gives way to the foreign value, which the coordinator then
+    // takes, as it does one it reads.)
+    case .record(let written) where written.stamp.generation > saved.generations[name] ?? 0:
+      guard let named = SyncRecord.stored(record, madeOver: ForeignName(of: foreign)) else { return false }
       saved.server[name] = server
       saved.pending[name]?.value = named
       values[change.key] = named
       return true
+    default:
+      return false
     }
   }
 
