@@ -111,10 +111,11 @@ extension ScenarioRunner {
     // Quiet for good: with many devices, two rounds after agreement write nothing.
     let quietRounds = max(extraRounds, Scenario.hasManyDevices(seed: scenario.seed) ? 2 : 1)
     for extra in 1...quietRounds {
-      let writes = scenario.devices.map { device($0).syncStore.writeCount }
       let stores = scenario.devices.map { device($0).syncStore }
+      let writes = stores.map(\.writeCount)
       let server = Set(harness.driver.serverValues.filter { Self.isTombstone($0.value) }.keys)
-      let tombstones = stores.map { store in server.union(store.cachedValues.filter { Self.isTombstone($0.value) }.keys)
+      let tombstones = stores.map { store in
+        server.union(store.cachedValues.filter { Self.isTombstone($0.value) }.keys)
       }
       transcribe("quiet round \(extra)") { harness.round() }
       let after = stores.map(\.writeCount)
