@@ -36,6 +36,8 @@ struct EngineState: Sendable {
   /// The counters behind ``SyncCoordinator/metrics``, saved beside the ledger.
   var metrics = MetricsWindow()
   var budget = StoreBudget()
+  /// The keys last decided to be left alone, and what from (skipped while that holds).
+  var settled = SettledKeys()
   var lane = OperationLane()
   /// When the store's `synchronize()` is next called after batches.
   var synchronizing = SynchronizeSchedule()

@@ -27,7 +27,7 @@ extension SyncEngine {
       for key in keys { bases[key] = state.lane.keyWrites[key, default: KeyWrites()].batchBase }
       return bases
     }
-    let decisions = decide(read.inputs, read.context, callingOut: read.callsOut)
+    let decisions = decide(read.inputs, read.context, settled: read.settled, callingOut: read.callsOut)
     effects.differingFromStore += decisions.values.reduce(0) { $0 + ($1.action.differsFromStore ? 1 : 0) }
     let (current, epoch) = readPulledKeysAgain(keys, decisions, local: local, presumed: presumed)
     // A presumed value found otherwise (an edit not pushed yet, or made meanwhile) is
@@ -44,7 +44,10 @@ extension SyncEngine {
       precompressed: precompressed, typedBases: typedBases)
     let now = self.now()
     if effects.measuresDelivery { countDeliveryDelays(batchKeys, decisions, remote: remote, now: now) }
-    let plan = state.withLock { $0.plan(batch, now: now) }
+    let plan = state.withLock { state in
+      state.settled.record(read.inputs, read.context, decisions: decisions, settled: read.settled)
+      return state.plan(batch, now: now)
+    }
     var written = apply(plan, &effects)
     if sharing { shareAgreements(of: batchKeys, replacing: shared) }
     // Streams read each observed key again when the operation ends: pulled, merged, or
@@ -64,12 +67,16 @@ extension SyncEngine {
 
   /// The one locked read of a batch: each key's ledger entry (a pull written ahead
   /// before a crash settled against the local value first, a later state another process
-  /// agreed on taken), what holds for the whole batch, and whether deciding calls user
+  /// agreed on taken), what holds for the whole batch, the keys whose inputs are those
+  /// they were last left alone with (``SettledKeys``), and whether deciding calls user
   /// code (a resolver, or a custom strategy).
   private func readLedger(
     of keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
     shared: [String: LedgerEntry], policy: MismatchPolicy
-  ) -> (inputs: [Reconciler.Input], context: Reconciler.Context, callsOut: Bool, compressed: Set<String>) {
+  ) -> (
+    inputs: [Reconciler.Input], context: Reconciler.Context, settled: Set<String>, callsOut: Bool,
+    compressed: Set<String>
+  ) {
     state.withLock { state in
       let taking = state.takingStoreState(keys)
       let inputs = keys.map { key in
@@ -88,18 +95,34 @@ extension SyncEngine {
         policy: policy, resolver: state.configuration.conflictResolver,
         ownOrigin: state.ledgerMayBeStale ? state.deviceID : nil, clock: state.ledger.clock,
         deviceID: state.deviceID, replicaID: state.replicaID)
-      return (inputs, context, context.resolver != nil || state.hasCustomStrategy, Set(keys.filter(state.compresses)))
+      let memory = state.settled
+      let settled = Set(inputs.filter { memory.holds($0, context) }.map(\.key))
+      return (
+        inputs, context, settled, context.resolver != nil || state.hasCustomStrategy,
+        Set(keys.filter(state.compresses))
+      )
     }
   }
 
-  /// Decides every key, with no lock held: the resolver and custom strategies are user
-  /// code, and may wait for another thread that calls in meanwhile.
+  /// Decides every key but the `settled` ones, which are left alone as before, with no
+  /// lock held: the resolver and custom strategies are user code, and may wait for
+  /// another thread that calls in meanwhile.
   private func decide(
-    _ inputs: [Reconciler.Input], _ context: Reconciler.Context, callingOut callsOut: Bool
+    _ inputs: [Reconciler.Input], _ context: Reconciler.Context, settled: Set<String>, callingOut callsOut: Bool
   ) -> [String: Reconciler.Decision] {
     let decideAll = {
       var decisions: [String: Reconciler.Decision] = [:]
-      for input in inputs { decisions[input.key] = Reconciler.decide(input, context) }
+      decisions.reserveCapacity(inputs.count)
+      for input in inputs {
+        guard settled.contains(input.key) else {
+          decisions[input.key] = Reconciler.decide(input, context)
+          continue
+        }
+        assert(
+          Reconciler.decide(input, context) == Reconciler.Decision(action: .none),
+          "\(input.key) was taken as settled, but deciding it again does something")
+        decisions[input.key] = Reconciler.Decision(action: .none)
+      }
       return decisions
     }
     // The resolver and custom strategies are user code: a call-out.

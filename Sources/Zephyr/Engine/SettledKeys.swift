@@ -1,0 +1,94 @@
+import Foundation
+
+/// The keys the last batch that read them decided to leave alone, each with everything
+/// the decision was made from.
+///
+/// ``Reconciler/decide(_:_:)`` is a pure function of a key's ``Reconciler/Input`` and the
+/// batch's ``Reconciler/Context``: the same inputs give the same decision. A batch that
+/// reads a key's very inputs again therefore takes "nothing to do" without deciding again.
+/// That is what makes a steady ``SyncCoordinator/sync()`` cost little more than reading
+/// both sides: decoding each record and fingerprinting each value is most of a decision.
+///
+/// Only a decision to do nothing, with no problem to report, is kept; and only when no
+/// user code took part (a `.custom` strategy) and nothing outside the inputs could matter
+/// (an account change or initial download being taken, a ledger that may be stale). Any
+/// difference in an input (a local or store value, the ledger entry, the declaration,
+/// the policy, the ids) decides the key again, so the shortcut never changes an outcome;
+/// it only skips work whose result is known.
+///
+/// The device's clock is the one input left out, or every write of any key would unsettle
+/// every other: it numbers a new write, and a decision to write nothing numbers none. (A
+/// record is also judged against it, and a record plausible under a clock stays so under
+/// a later one.) Debug builds decide every settled key again and assert that it still
+/// comes out as nothing to do, so every test and randomized scenario checks this.
+struct SettledKeys: Sendable {
+  /// What one key's decision was made from.
+  private struct Inputs: Sendable, Equatable {
+    var local: PropertyListValue?
+    var storeValue: PropertyListValue?
+    var ledger: LedgerEntry?
+    var strategy: MergeStrategy.Settled
+    var capacity: Int?
+    var policy: MismatchPolicy
+    var deviceID: String
+    var replicaID: String?
+
+    init?(_ input: Reconciler.Input, _ context: Reconciler.Context) {
+      guard !input.takingStore, context.ownOrigin == nil, let strategy = MergeStrategy.Settled(input.strategy) else {
+        return nil
+      }
+      local = input.local
+      storeValue = input.storeValue
+      ledger = input.ledger
+      self.strategy = strategy
+      capacity = input.capacity
+      policy = context.policy
+      deviceID = context.deviceID
+      replicaID = context.replicaID
+    }
+  }
+
+  private var inputs: [String: Inputs] = [:]
+  /// How many keys were decided (not taken as settled), for tests.
+  private(set) var decisionsMade = 0
+
+  /// Whether `input` is what its key was last decided from, with nothing to do.
+  func holds(_ input: Reconciler.Input, _ context: Reconciler.Context) -> Bool {
+    guard let settled = inputs[input.key] else { return false }
+    return Inputs(input, context) == settled
+  }
+
+  /// Keeps what a batch decided from `inputs`: the keys left alone, to be taken as
+  /// settled while their inputs stay the same; every other key is forgotten. `settled`
+  /// are the keys the batch took as settled, not decided again.
+  mutating func record(
+    _ inputs: [Reconciler.Input], _ context: Reconciler.Context, decisions: [String: Reconciler.Decision],
+    settled: Set<String>
+  ) {
+    for input in inputs where !settled.contains(input.key) {
+      decisionsMade += 1
+      let quiet = decisions[input.key] == Reconciler.Decision(action: .none)
+      self.inputs[input.key] = quiet ? Inputs(input, context) : nil
+    }
+  }
+}
+
+extension MergeStrategy {
+  /// A strategy as a settled decision compares it; `nil` for `.custom`, whose rule is
+  /// user code and is never skipped.
+  fileprivate enum Settled: Sendable, Equatable {
+    case lastWriterWins, max, min, union, set, dictionary
+
+    init?(_ strategy: MergeStrategy) {
+      switch strategy {
+      case .lastWriterWins: self = .lastWriterWins
+      case .max: self = .max
+      case .min: self = .min
+      case .union: self = .union
+      case .set: self = .set
+      case .dictionary: self = .dictionary
+      case .custom: return nil
+      }
+    }
+  }
+}
