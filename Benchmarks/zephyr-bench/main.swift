@@ -6,6 +6,7 @@ import ZephyrTesting
 //
 //     swift run -c release zephyr-bench            # 100, 1,000 and 10,000 keys
 //     swift run -c release zephyr-bench 1000       # one size
+//     swift run -c release zephyr-bench sizes 1000 # one size's own figures only (no peers, no collections)
 //     swift run -c release zephyr-bench peers      # the peers' designs only (Peers/)
 //     swift run -c release zephyr-bench collections   # collections of ids only (Collections/)
 //     swift run -c release zephyr-bench cloudkit      # beyond 1 MB over SimulatedCloudKit (CloudKit/)
@@ -75,6 +76,11 @@ if CommandLine.arguments.dropFirst().first == "collections" {
   exit(0)
 }
 let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0) }
+if CommandLine.arguments.dropFirst().first == "sizes" {
+  let counts = sizes.isEmpty ? [100, 1_000, 10_000] : sizes
+  print(BenchJSON.text(counts.map { measure(keys: $0, runs: $0 >= 10_000 ? 5 : 21) }))
+  exit(0)
+}
 let report = BenchReport(
   sizes: (sizes.isEmpty ? [100, 1_000, 10_000] : sizes).map { count in
     measure(keys: count, runs: count >= 10_000 ? 5 : 21)

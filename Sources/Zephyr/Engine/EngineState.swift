@@ -7,7 +7,9 @@ import Foundation
 /// Settings (``configuration``, ``monitoredKeys``) may change from any thread at any time;
 /// everything else changes only in the running operation (see ``OperationLane``).
 struct EngineState: Sendable {
-  var configuration: SyncConfiguration
+  var configuration: SyncConfiguration {
+    didSet { declarations &+= 1 }
+  }
   var monitoredKeys: Set<String> = []
   /// Prefixes whose keys are monitored as they appear (`account.v2.`).
   var monitoredPrefixes: Set<String> = []
@@ -15,7 +17,12 @@ struct EngineState: Sendable {
   /// what the key declared at that use: the only place a typed key's strategy, capacity
   /// and compression live. The configuration's entries win (see ``strategy(of:)``); it is
   /// left as the app set it.
-  var typedKeys: [String: KeyDeclaration] = [:]
+  var typedKeys: [String: KeyDeclaration] = [:] {
+    didSet { declarations &+= 1 }
+  }
+  /// Counts the changes to ``configuration`` and ``typedKeys``: a key's strategy and
+  /// capacity are unchanged while it is (see ``SettledKeys``).
+  private(set) var declarations: UInt64 = 0
   var deviceID: String
   var ledger: Ledger
   var journal = LedgerJournal()

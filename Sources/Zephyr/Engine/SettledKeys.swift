@@ -22,60 +22,57 @@ import Foundation
 /// a later one.) Debug builds decide every settled key again and assert that it still
 /// comes out as nothing to do, so every test and randomized scenario checks this.
 struct SettledKeys: Sendable {
-  /// What one key's decision was made from.
+  /// What one key's decision was made from. A key's strategy and capacity are known to
+  /// be the same by ``EngineState/declarations``, which counts every change of either.
   private struct Inputs: Sendable, Equatable {
     var local: PropertyListValue?
     var storeValue: PropertyListValue?
     var ledger: LedgerEntry?
-    var strategy: MergeStrategy.Settled
-    var capacity: Int?
+    var declarations: UInt64
     var policy: MismatchPolicy
     var deviceID: String
     var replicaID: String?
-
-    init?(_ input: Reconciler.Input, _ context: Reconciler.Context) {
-      guard !input.takingStore, context.ownOrigin == nil, let strategy = MergeStrategy.Settled(input.strategy) else {
-        return nil
-      }
-      local = input.local
-      storeValue = input.storeValue
-      ledger = input.ledger
-      self.strategy = strategy
-      capacity = input.capacity
-      policy = context.policy
-      deviceID = context.deviceID
-      replicaID = context.replicaID
-    }
   }
 
   private var inputs: [String: Inputs] = [:]
   /// How many keys were decided (not taken as settled), for tests.
   private(set) var decisionsMade = 0
 
-  /// Whether `input` is what its key was last decided from, with nothing to do.
-  func holds(_ input: Reconciler.Input, _ context: Reconciler.Context) -> Bool {
-    guard let settled = inputs[input.key] else { return false }
-    return Inputs(input, context) == settled
+  /// Whether `key` was last decided, with nothing to do, from these very inputs.
+  func holds(
+    _ key: String, local: PropertyListValue?, storeValue: PropertyListValue?, ledger: LedgerEntry?,
+    takingStore: Bool, declarations: UInt64, _ context: Reconciler.Context
+  ) -> Bool {
+    guard !takingStore, context.ownOrigin == nil, let settled = inputs[key] else { return false }
+    return settled.declarations == declarations && settled.policy == context.policy
+      && settled.deviceID == context.deviceID && settled.replicaID == context.replicaID
+      && settled.local == local && settled.storeValue == storeValue && settled.ledger == ledger
   }
 
-  /// Keeps what a batch decided from `inputs`: the keys left alone, to be taken as
-  /// settled while their inputs stay the same; every other key is forgotten. `settled`
-  /// are the keys the batch took as settled, not decided again.
+  /// Keeps what a batch decided from `inputs` (the keys it did not take as settled): the
+  /// keys left alone, to be taken as settled while their inputs stay the same; every
+  /// other key is forgotten.
   mutating func record(
-    _ inputs: [Reconciler.Input], _ context: Reconciler.Context, decisions: [String: Reconciler.Decision],
-    settled: Set<String>
+    _ inputs: [Reconciler.Input], _ context: Reconciler.Context, declarations: UInt64,
+    decisions: [String: Reconciler.Decision]
   ) {
-    for input in inputs where !settled.contains(input.key) {
+    for input in inputs {
       decisionsMade += 1
-      let quiet = decisions[input.key] == Reconciler.Decision(action: .none)
-      self.inputs[input.key] = quiet ? Inputs(input, context) : nil
+      let quiet =
+        decisions[input.key] == Reconciler.Decision(action: .none) && !input.takingStore
+        && context.ownOrigin == nil && MergeStrategy.Settled(input.strategy) != nil
+      self.inputs[input.key] =
+        quiet
+        ? Inputs(
+          local: input.local, storeValue: input.storeValue, ledger: input.ledger, declarations: declarations,
+          policy: context.policy, deviceID: context.deviceID, replicaID: context.replicaID) : nil
     }
   }
 }
 
 extension MergeStrategy {
-  /// A strategy as a settled decision compares it; `nil` for `.custom`, whose rule is
-  /// user code and is never skipped.
+  /// A strategy a settled decision may skip; `nil` for `.custom`, whose rule is user
+  /// code and is never skipped.
   fileprivate enum Settled: Sendable, Equatable {
     case lastWriterWins, max, min, union, set, dictionary
 

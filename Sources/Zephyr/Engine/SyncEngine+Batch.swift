@@ -28,6 +28,14 @@ extension SyncEngine {
       return bases
     }
     let decisions = decide(read.inputs, read.context, settled: read.settled, callingOut: read.callsOut)
+    #if DEBUG
+      // Every test and randomized scenario checks the shortcut: a settled key decided
+      // again still has nothing to do.
+      for input in read.settledInputs {
+        let again = callingOut { Reconciler.decide(input, read.context) }
+        assert(again == Reconciler.Decision(action: .none), "\(input.key) was settled, but deciding it does something")
+      }
+    #endif
     effects.differingFromStore += decisions.values.reduce(0) { $0 + ($1.action.differsFromStore ? 1 : 0) }
     let (current, epoch) = readPulledKeysAgain(keys, decisions, local: local, presumed: presumed)
     // A presumed value found otherwise (an edit not pushed yet, or made meanwhile) is
@@ -45,7 +53,7 @@ extension SyncEngine {
     let now = self.now()
     if effects.measuresDelivery { countDeliveryDelays(batchKeys, decisions, remote: remote, now: now) }
     let plan = state.withLock { state in
-      state.settled.record(read.inputs, read.context, decisions: decisions, settled: read.settled)
+      state.settled.record(read.inputs, read.context, declarations: read.declarations, decisions: decisions)
       return state.plan(batch, now: now)
     }
     var written = apply(plan, &effects)
@@ -74,32 +82,48 @@ extension SyncEngine {
     of keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
     shared: [String: LedgerEntry], policy: MismatchPolicy
   ) -> (
-    inputs: [Reconciler.Input], context: Reconciler.Context, settled: Set<String>, callsOut: Bool,
-    compressed: Set<String>
+    inputs: [Reconciler.Input], context: Reconciler.Context, settled: Set<String>, settledInputs: [Reconciler.Input],
+    declarations: UInt64, callsOut: Bool, compressed: Set<String>
   ) {
     state.withLock { state in
       let taking = state.takingStoreState(keys)
-      let inputs = keys.map { key in
+      var context = Reconciler.Context(
+        policy: policy, resolver: state.configuration.conflictResolver,
+        ownOrigin: state.ledgerMayBeStale ? state.deviceID : nil, deviceID: state.deviceID,
+        replicaID: state.replicaID)
+      var settled = Set<String>()
+      var (inputs, settledInputs) = ([Reconciler.Input](), [Reconciler.Input]())
+      for key in keys {
         if let entry = state.ledger[key], entry.pendingPull != nil {
           state.setLedger(key, entry.resolved(local: local[key]))
         }
         if let agreed = shared[key], state.ledger[key].map({ agreed.stamp > $0.stamp }) ?? true {
           state.setLedger(key, agreed)
         }
-        return Reconciler.Input(
-          key: key, local: local[key], storeValue: remote[key], ledger: state.ledger[key],
-          strategy: state.strategy(of: key), capacity: state.capacity(of: key),
-          takingStore: taking.contains(key))
+        let (ledger, isTaking) = (state.ledger[key], taking.contains(key))
+        let isSettled = state.settled.holds(
+          key, local: local[key], storeValue: remote[key], ledger: ledger, takingStore: isTaking,
+          declarations: state.declarations, context)
+        #if !DEBUG
+          if isSettled {
+            settled.insert(key)
+            continue
+          }
+        #endif
+        let input = Reconciler.Input(
+          key: key, local: local[key], storeValue: remote[key], ledger: ledger, strategy: state.strategy(of: key),
+          capacity: state.capacity(of: key), takingStore: isTaking)
+        if isSettled {
+          settled.insert(key)
+          settledInputs.append(input)  // debug builds only: see `reconcile`
+        } else {
+          inputs.append(input)
+        }
       }
-      let context = Reconciler.Context(
-        policy: policy, resolver: state.configuration.conflictResolver,
-        ownOrigin: state.ledgerMayBeStale ? state.deviceID : nil, clock: state.ledger.clock,
-        deviceID: state.deviceID, replicaID: state.replicaID)
-      let memory = state.settled
-      let settled = Set(inputs.filter { memory.holds($0, context) }.map(\.key))
+      context.clock = state.ledger.clock
       return (
-        inputs, context, settled, context.resolver != nil || state.hasCustomStrategy,
-        Set(keys.filter(state.compresses))
+        inputs, context, settled, settledInputs, state.declarations,
+        context.resolver != nil || state.hasCustomStrategy, Set(inputs.lazy.map(\.key).filter(state.compresses))
       )
     }
   }
@@ -112,17 +136,9 @@ extension SyncEngine {
   ) -> [String: Reconciler.Decision] {
     let decideAll = {
       var decisions: [String: Reconciler.Decision] = [:]
-      decisions.reserveCapacity(inputs.count)
-      for input in inputs {
-        guard settled.contains(input.key) else {
-          decisions[input.key] = Reconciler.decide(input, context)
-          continue
-        }
-        assert(
-          Reconciler.decide(input, context) == Reconciler.Decision(action: .none),
-          "\(input.key) was taken as settled, but deciding it again does something")
-        decisions[input.key] = Reconciler.Decision(action: .none)
-      }
+      decisions.reserveCapacity(inputs.count + settled.count)
+      for input in inputs { decisions[input.key] = Reconciler.decide(input, context) }
+      for key in settled { decisions[key] = Reconciler.Decision(action: .none) }
       return decisions
     }
     // The resolver and custom strategies are user code: a call-out.

@@ -65,7 +65,11 @@ struct SettledKeyTests {
 
   @Test func anEditOfOneKeyLeavesTheOthersSettled() {
     let (harness, a, _) = agreed(["theme": .string("dusk"), "size": .integer(3), "font": .string("serif")])
-    a.coordinator[SyncKey<String>("theme", default: "")] = "dawn"
+    let theme = SyncKey<String>("theme", default: "")
+    _ = a.coordinator[theme]  // a first use declares the key: every key is decided once more
+    a.coordinator.waitForPendingLocalEdits()
+    a.coordinator.sync()
+    a.coordinator[theme] = "dawn"
     a.coordinator.waitForPendingLocalEdits()
     let before = decided(a)
     a.coordinator.sync()
