@@ -21,6 +21,9 @@ struct Refusals: Sendable, Equatable {
   /// Every refused key with the reason shown for it.
   var all: [String: RefusalReason] { typed.merging(engine) { _, engine in engine } }
 
+  /// Whether the engine lists `key` as refused (a typed write's refusal aside).
+  func isEngineRefusal(of key: String) -> Bool { engine[key] != nil }
+
   /// The engine left `key` alone for `reason`.
   mutating func refuse(_ key: String, _ reason: RefusalReason) {
     engine[key] = reason

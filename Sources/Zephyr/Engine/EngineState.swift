@@ -90,6 +90,11 @@ struct EngineState: Sendable {
     reconciledSinceReset = []
   }
 
+  /// Whether `key` would take the store's state (see ``takingStoreState(_:)``).
+  func takesStoreState(_ key: String) -> Bool {
+    historyReset && !reconciledSinceReset.contains(key)
+  }
+
   /// Of `keys`, those that take the store's state (see ``historyWasReset()``); records
   /// them as reconciled.
   mutating func takingStoreState(_ keys: [String]) -> Set<String> {

@@ -35,6 +35,8 @@ struct SettledKeys: Sendable {
   }
 
   private var inputs: [String: Inputs] = [:]
+  /// Whether no key is settled.
+  var isEmpty: Bool { inputs.isEmpty }
   /// How many keys were decided (not taken as settled), for tests.
   private(set) var decisionsMade = 0
 
@@ -67,6 +69,31 @@ struct SettledKeys: Sendable {
           local: input.local, storeValue: input.storeValue, ledger: input.ledger, declarations: declarations,
           policy: context.policy, deviceID: context.deviceID, replicaID: context.replicaID) : nil
     }
+  }
+}
+
+extension EngineState {
+  /// `keys` split into those to decide and those settled (see ``SettledKeys``), in the
+  /// order given. Never settled: a key whose local value is `presumed` (taken from the
+  /// ledger, not read), one the engine lists as refused (a batch that handles it lifts
+  /// the refusal), one whose store state is being taken after a reset, and any key while
+  /// the ledger may be stale.
+  func partitionSettled(
+    _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
+    policy: MismatchPolicy, presumed: Set<String>
+  ) -> (unsettled: [String], settled: [String]) {
+    guard !ledgerMayBeStale, !settled.isEmpty else { return (keys, []) }
+    let context = Reconciler.Context(policy: policy, deviceID: deviceID, replicaID: replicaID)
+    var split: (unsettled: [String], settled: [String]) = ([], [])
+    split.unsettled.reserveCapacity(keys.count)
+    for key in keys {
+      let isSettled =
+        settled.holds(
+          key, local: local[key], storeValue: remote[key], ledger: ledger[key], takingStore: takesStoreState(key),
+          declarations: declarations, context) && !presumed.contains(key) && !refusals.isEngineRefusal(of: key)
+      if isSettled { split.settled.append(key) } else { split.unsettled.append(key) }
+    }
+    return split
   }
 }
 

@@ -15,9 +15,11 @@ extension SyncEngine {
     _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
     policy: MismatchPolicy, presumed: Set<String> = [], _ effects: inout OperationEffects
   ) -> Set<String> {
-    guard !keys.isEmpty else { return [] }
-    // Another process on a shared suite may have agreed on a later state of a key.
+    // Another process on a shared suite may have agreed on a later state of a key, which
+    // this process's inputs do not show: no key is taken as settled there.
     let sharing = sharesSuite
+    let keys = sharing ? keys : unsettled(keys, local: local, remote: remote, policy: policy, presumed: presumed)
+    guard !keys.isEmpty else { return [] }
     let shared = sharing ? callingOut { domain.sharedAgreements(of: keys, local: local) } : [:]
     let read = readLedger(of: keys, local: local, remote: remote, shared: shared, policy: policy)
     // Before deciding, which may call user code: a typed write recorded from now on is in
@@ -27,15 +29,7 @@ extension SyncEngine {
       for key in keys { bases[key] = state.lane.keyWrites[key, default: KeyWrites()].batchBase }
       return bases
     }
-    let decisions = decide(read.inputs, read.context, settled: read.settled, callingOut: read.callsOut)
-    #if DEBUG
-      // Every test and randomized scenario checks the shortcut: a settled key decided
-      // again still has nothing to do.
-      for input in read.settledInputs {
-        let again = callingOut { Reconciler.decide(input, read.context) }
-        assert(again == Reconciler.Decision(action: .none), "\(input.key) was settled, but deciding it does something")
-      }
-    #endif
+    let decisions = decide(read.inputs, read.context, callingOut: read.callsOut)
     effects.differingFromStore += decisions.values.reduce(0) { $0 + ($1.action.differsFromStore ? 1 : 0) }
     let (current, epoch) = readPulledKeysAgain(keys, decisions, local: local, presumed: presumed)
     // A presumed value found otherwise (an edit not pushed yet, or made meanwhile) is
@@ -73,72 +67,75 @@ extension SyncEngine {
     return written
   }
 
+  /// `keys` but those settled (see ``SettledKeys``): left alone last time from the very
+  /// inputs read now. A key whose local value is presumed, not read, is decided, so that
+  /// the value is confirmed. Debug builds decide the settled keys all the same and assert
+  /// that nothing is to be done, so every test and randomized scenario checks the
+  /// shortcut.
+  private func unsettled(
+    _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
+    policy: MismatchPolicy, presumed: Set<String>
+  ) -> [String] {
+    let (unsettled, settled) = state.withLock { state in
+      state.partitionSettled(keys, local: local, remote: remote, policy: policy, presumed: presumed)
+    }
+    #if DEBUG
+      if !settled.isEmpty {
+        let read = readLedger(of: settled, local: local, remote: remote, shared: [:], policy: policy)
+        for input in read.inputs {
+          let again = callingOut { Reconciler.decide(input, read.context) }
+          assert(again == Reconciler.Decision(action: .none), "\(input.key) settled, but deciding it does something")
+        }
+      }
+    #endif
+    return unsettled
+  }
+
   /// The one locked read of a batch: each key's ledger entry (a pull written ahead
   /// before a crash settled against the local value first, a later state another process
-  /// agreed on taken), what holds for the whole batch, the keys whose inputs are those
-  /// they were last left alone with (``SettledKeys``), and whether deciding calls user
+  /// agreed on taken), what holds for the whole batch, and whether deciding calls user
   /// code (a resolver, or a custom strategy).
   private func readLedger(
     of keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
     shared: [String: LedgerEntry], policy: MismatchPolicy
   ) -> (
-    inputs: [Reconciler.Input], context: Reconciler.Context, settled: Set<String>, settledInputs: [Reconciler.Input],
-    declarations: UInt64, callsOut: Bool, compressed: Set<String>
+    inputs: [Reconciler.Input], context: Reconciler.Context, declarations: UInt64, callsOut: Bool,
+    compressed: Set<String>
   ) {
     state.withLock { state in
       let taking = state.takingStoreState(keys)
-      var context = Reconciler.Context(
-        policy: policy, resolver: state.configuration.conflictResolver,
-        ownOrigin: state.ledgerMayBeStale ? state.deviceID : nil, deviceID: state.deviceID,
-        replicaID: state.replicaID)
-      var settled = Set<String>()
-      var (inputs, settledInputs) = ([Reconciler.Input](), [Reconciler.Input]())
-      for key in keys {
+      let inputs = keys.map { key in
         if let entry = state.ledger[key], entry.pendingPull != nil {
           state.setLedger(key, entry.resolved(local: local[key]))
         }
         if let agreed = shared[key], state.ledger[key].map({ agreed.stamp > $0.stamp }) ?? true {
           state.setLedger(key, agreed)
         }
-        let (ledger, isTaking) = (state.ledger[key], taking.contains(key))
-        let isSettled = state.settled.holds(
-          key, local: local[key], storeValue: remote[key], ledger: ledger, takingStore: isTaking,
-          declarations: state.declarations, context)
-        #if !DEBUG
-          if isSettled {
-            settled.insert(key)
-            continue
-          }
-        #endif
-        let input = Reconciler.Input(
-          key: key, local: local[key], storeValue: remote[key], ledger: ledger, strategy: state.strategy(of: key),
-          capacity: state.capacity(of: key), takingStore: isTaking)
-        if isSettled {
-          settled.insert(key)
-          settledInputs.append(input)  // debug builds only: see `reconcile`
-        } else {
-          inputs.append(input)
-        }
+        return Reconciler.Input(
+          key: key, local: local[key], storeValue: remote[key], ledger: state.ledger[key],
+          strategy: state.strategy(of: key), capacity: state.capacity(of: key),
+          takingStore: taking.contains(key))
       }
-      context.clock = state.ledger.clock
+      let context = Reconciler.Context(
+        policy: policy, resolver: state.configuration.conflictResolver,
+        ownOrigin: state.ledgerMayBeStale ? state.deviceID : nil, clock: state.ledger.clock,
+        deviceID: state.deviceID, replicaID: state.replicaID)
       return (
-        inputs, context, settled, settledInputs, state.declarations,
-        context.resolver != nil || state.hasCustomStrategy, Set(inputs.lazy.map(\.key).filter(state.compresses))
+        inputs, context, state.declarations, context.resolver != nil || state.hasCustomStrategy,
+        Set(keys.filter(state.compresses))
       )
     }
   }
 
-  /// Decides every key but the `settled` ones, which are left alone as before, with no
-  /// lock held: the resolver and custom strategies are user code, and may wait for
-  /// another thread that calls in meanwhile.
+  /// Decides every key, with no lock held: the resolver and custom strategies are user
+  /// code, and may wait for another thread that calls in meanwhile.
   private func decide(
-    _ inputs: [Reconciler.Input], _ context: Reconciler.Context, settled: Set<String>, callingOut callsOut: Bool
+    _ inputs: [Reconciler.Input], _ context: Reconciler.Context, callingOut callsOut: Bool
   ) -> [String: Reconciler.Decision] {
     let decideAll = {
       var decisions: [String: Reconciler.Decision] = [:]
-      decisions.reserveCapacity(inputs.count + settled.count)
+      decisions.reserveCapacity(inputs.count)
       for input in inputs { decisions[input.key] = Reconciler.decide(input, context) }
-      for key in settled { decisions[key] = Reconciler.Decision(action: .none) }
       return decisions
     }
     // The resolver and custom strategies are user code: a call-out.

@@ -105,4 +105,30 @@ struct SettledKeyTests {
     harness.cloud.post(ExternalChange(reason: .accountChange, keys: nil), to: "B")
     #expect(decided(b) == before + 2)
   }
+
+  @Test func aSuiteSharedWithAnotherProcessDecidesEveryKey() {
+    // Another process on the suite may have agreed on a later state that this one's
+    // inputs do not show: no key is taken as settled.
+    let harness = Harness()
+    let a = harness.device("A", configure: { $0.sharedByProcesses = true })
+    a.set(.string("dusk"), "theme")
+    a.set(.integer(3), "size")
+    a.coordinator.sync()
+    a.coordinator.sync()
+    let before = decided(a)
+    a.coordinator.sync()
+    #expect(decided(a) == before + 2)
+  }
+
+  @Test func aKeyWhoseLocalValueIsPresumedIsDecided() {
+    // An inbound event takes a strategy key's local value from its ledger, unread: the
+    // batch decides it, which confirms the value.
+    let (harness, a, b) = agreed(["tags": .array([.string("x")])])
+    for device in [a, b] { device.coordinator.configuration.mergeStrategies["tags"] = .set }
+    b.coordinator.sync()
+    harness.cloud.post(ExternalChange(reason: .serverChange, keys: ["tags"]), to: "B")
+    let before = decided(b)
+    harness.cloud.post(ExternalChange(reason: .serverChange, keys: ["tags"]), to: "B")
+    #expect(decided(b) == before + 1, "the same inputs as the last event's, but presumed")
+  }
 }
