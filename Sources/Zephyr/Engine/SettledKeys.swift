@@ -79,13 +79,12 @@ extension EngineState {
   /// the refusal), one whose store state is being taken after a reset, and any key while
   /// the ledger may be stale.
   func partitionSettled(
-    _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
+    _ keys: some Sequence<String>, local: [String: PropertyListValue], remote: [String: PropertyListValue],
     policy: MismatchPolicy, presumed: Set<String>
   ) -> (unsettled: [String], settled: [String]) {
-    guard !ledgerMayBeStale, !settled.isEmpty else { return (keys, []) }
+    guard !ledgerMayBeStale, !settled.isEmpty else { return (Array(keys), []) }
     let context = Reconciler.Context(policy: policy, deviceID: deviceID, replicaID: replicaID)
     var split: (unsettled: [String], settled: [String]) = ([], [])
-    split.unsettled.reserveCapacity(keys.count)
     for key in keys {
       let isSettled =
         settled.holds(

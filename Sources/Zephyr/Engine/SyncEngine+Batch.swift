@@ -72,9 +72,9 @@ extension SyncEngine {
   /// the value is confirmed. Debug builds decide the settled keys all the same and assert
   /// that nothing is to be done, so every test and randomized scenario checks the
   /// shortcut.
-  private func unsettled(
-    _ keys: [String], local: [String: PropertyListValue], remote: [String: PropertyListValue],
-    policy: MismatchPolicy, presumed: Set<String>
+  func unsettled(
+    _ keys: some Sequence<String>, local: [String: PropertyListValue], remote: [String: PropertyListValue],
+    policy: MismatchPolicy = .preferLocal, presumed: Set<String> = []
   ) -> [String] {
     let (unsettled, settled) = state.withLock { state in
       state.partitionSettled(keys, local: local, remote: remote, policy: policy, presumed: presumed)

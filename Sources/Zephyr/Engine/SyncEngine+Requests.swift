@@ -23,14 +23,18 @@ extension SyncEngine {
     }
     remote[stamp] = nil
     verifyEpoch(local.epoch)
-    let keys = state.withLock { state -> [String] in
+    let candidates = state.withLock { state -> Set<String> in
       for key in local.unreadable.sorted() where KeyPolicy.exclusion(of: key) == nil {
         state.refuse(key, .notPropertyList)
       }
       state.budget.refresh(with: remote)
-      let keys = Set(local.values.keys).union(remote.keys).union(state.ledger.entries.keys)
-      return state.admit(keys.filter { KeyPolicy.exclusion(of: $0) == nil }.sorted())
+      return Set(local.values.keys).union(remote.keys).union(state.ledger.entries.keys)
     }
+    // Keys left alone last time from these very values were admitted then: they are left
+    // out here already (see `reconcile`), so that only the keys to decide are sorted and
+    // admitted.
+    let unsettled = sharesSuite ? Array(candidates) : unsettled(candidates, local: local.values, remote: remote)
+    let keys = state.withLock { $0.admit(unsettled.filter { KeyPolicy.exclusion(of: $0) == nil }.sorted()) }
     let written = reconcile(keys, local: local.values, remote: remote, policy: .preferLocal, &effects)
     state.withLock { [differing = effects.differingFromStore] in $0.metrics.setKeysDifferingFromStore(differing) }
     collectTombstones(in: remote, skipping: written, &effects)

@@ -51,6 +51,7 @@ final class UserDefaultsDomain: Sendable {
     guard let persistentName else { return keyedValues(keys ?? []) }
     let domain = defaults.persistentDomain(forName: persistentName) ?? [:]
     var snapshot = Snapshot(epoch: Self.string(domain[EngineState.ledgerIDKey]))
+    snapshot.values.reserveCapacity(keys?.count ?? domain.count)
     for (key, raw) in domain where keys?.contains(key) ?? true {
       if let value = PropertyListValue(bridging: raw) {
         snapshot.values[key] = value
