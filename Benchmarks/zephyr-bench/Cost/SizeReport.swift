@@ -42,6 +42,8 @@ struct SizeReport: Codable, Equatable {
   var localEditOverSteady: Double
   var typedSetMilliseconds: Double
   var typedSetOverSteady: Double
+  var typedSetFloorMilliseconds: Double
+  var typedSetOverFloor: Double
   var foundationKeyReadAfterWriteMilliseconds: Double
   var foundationDomainReadAfterWriteMilliseconds: Double
   var recordOverheadBytesPerKey: Double
@@ -64,6 +66,8 @@ struct SizeReport: Codable, Equatable {
     case localEditOverSteady = "local_edit_over_steady"
     case typedSetMilliseconds = "typed_set_ms"
     case typedSetOverSteady = "typed_set_over_steady"
+    case typedSetFloorMilliseconds = "typed_set_floor_ms"
+    case typedSetOverFloor = "typed_set_over_floor"
     case foundationKeyReadAfterWriteMilliseconds = "foundation_key_read_after_write_ms"
     case foundationDomainReadAfterWriteMilliseconds = "foundation_domain_read_after_write_ms"
     case recordOverheadBytesPerKey = "record_overhead_bytes_per_key"
@@ -73,7 +77,8 @@ struct SizeReport: Codable, Equatable {
 
   /// The report of `keys` keys from its sections' figures (times in nanoseconds, medians).
   init(
-    keys: Int, upload: FirstUpload, steady: Steady, inbound: Double, localEdit: Double, typedSet: Double,
+    keys: Int, upload: FirstUpload, steady: Steady, inbound: Double, localEdit: Double,
+    typedSet: (median: Double, floor: Double),
     floors: Floors, overhead: Overhead
   ) {
     self.keys = keys
@@ -89,8 +94,10 @@ struct SizeReport: Codable, Equatable {
     inboundOverSteady = ratio(inbound, steady.median)
     localEditMilliseconds = milliseconds(localEdit)
     localEditOverSteady = ratio(localEdit, steady.median)
-    typedSetMilliseconds = milliseconds(typedSet)
-    typedSetOverSteady = ratio(typedSet, steady.median)
+    typedSetMilliseconds = milliseconds(typedSet.median)
+    typedSetOverSteady = ratio(typedSet.median, steady.median)
+    typedSetFloorMilliseconds = milliseconds(typedSet.floor)
+    typedSetOverFloor = ratio(typedSet.median, typedSet.floor)
     foundationKeyReadAfterWriteMilliseconds = milliseconds(floors.keyRead)
     foundationDomainReadAfterWriteMilliseconds = milliseconds(floors.domainRead)
     recordOverheadBytesPerKey = overhead.bytesPerKey
